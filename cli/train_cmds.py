@@ -1,0 +1,276 @@
+"""``asg train``, ``asg eval``, ``asg compare``: the ASGRL learners end to end.
+
+``--domain`` is a plain name checked at run time, so other families can add domains: a module
+that trains something else puts a handler in ``DOMAIN_HANDLERS`` (name -> callable taking the
+click context and the option dict), e.g. ``fetch-programs``; names in neither
+``asg.envs.domains.DOMAINS`` nor ``DOMAIN_HANDLERS`` are one clear error line, exit 2.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from asg.planning.errors import AsgError
+
+DOMAIN_HANDLERS: dict[str, Callable[[click.Context, dict[str, Any]], None]] = {}
+
+
+class LazyChoice(click.Choice):
+    """A ``click.Choice`` whose choices are read on first use (keeps ``asg --help`` fast)."""
+
+    def __init__(self, source: Callable[[], list[str]]) -> None:
+        self._source = source
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(self._source())
+
+
+def _method_names() -> list[str]:
+    from asg.learning.registry import METHODS
+
+    return list(METHODS)
+
+
+def _check_domain(domain: str) -> bool:
+    """True for an ASGRL domain, False for one with a registered handler; else AsgError."""
+    from asg.learning.registry import asgrl_domains
+
+    if domain in asgrl_domains():
+        return True
+    if domain in DOMAIN_HANDLERS:
+        return False
+    known = sorted([*asgrl_domains(), *DOMAIN_HANDLERS])
+    raise AsgError(f"--domain: unknown domain {domain!r}; choose from {', '.join(known)}")
+
+
+def _load_json_file(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise AsgError(f"{path}: no such config file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise AsgError(f"{path}: not a JSON config ({type(err).__name__})") from None
+    if not isinstance(data, dict):
+        raise AsgError(f"{path}: a config file must hold a JSON object")
+    return data
+
+
+class _StopFlag:
+    """Ctrl-C sets the flag; the trainer checks it between episodes, then checkpoints."""
+
+    def __init__(self) -> None:
+        self.stop = False
+        self._old: Any = None
+
+    def __enter__(self) -> "_StopFlag":
+        def handler(signum: int, frame: Any) -> None:
+            if self.stop:  # a second Ctrl-C aborts at once
+                raise KeyboardInterrupt
+            self.stop = True
+        try:
+            self._old = signal.signal(signal.SIGINT, handler)
+        except ValueError:  # not the main thread (e.g. inside a test runner thread)
+            self._old = None
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+
+    def __call__(self) -> bool:
+        return self.stop
+
+
+def _progress_bar(total: int, initial: int, quiet: bool, label: str):
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, initial=initial, unit="step", unit_scale=True, dynamic_ncols=True,
+               file=sys.stderr, disable=quiet, desc=label, leave=False)
+    seen = [initial]
+
+    def update(steps: int, stats: Any, state: Any) -> None:
+        bar.update(steps - seen[0])
+        seen[0] = steps
+        if state.rows:
+            bar.set_postfix(success=state.rows[-1]["success_rate"], refresh=False)
+    return bar, update
+
+
+def _print_result(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(result, indent=2, sort_keys=True))
+        return
+    steps = result.get("steps_to_success")
+    click.echo(f"{result['domain']} / {result['method']} / seed {result['seed']}: "
+               f"success {result['success_rate']:.2f} over {result['eval_episodes']} greedy episodes, "
+               f"{result['env_steps']} env steps, {result['wall_seconds']:.1f} s"
+               + (f", first success at {steps} steps" if steps is not None else ", never solved")
+               + f" [{result['status']}]")
+    if result.get("run_dir"):
+        click.echo(f"run directory: {result['run_dir']}")
+
+
+@click.command("train")
+@click.option("--domain", help="ASGRL domain (household-v1, household-v2, minecraft, mario, pixel-mario).")
+@click.option("--method", type=LazyChoice(_method_names), default="asgrl", show_default=True)
+@click.option("--model", type=click.Path(path_type=Path, dir_okay=False),
+              help="PDDL model (domain + problem) instead of the domain's own.")
+@click.option("--k", type=click.IntRange(min=1), help="Diverse skills per landmark (all landmarks).")
+@click.option("--steps", type=click.IntRange(min=1), help="Env-step budget (default 500000).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False),
+              help="Run directory (default runs/<domain>-<method>-seed<N>).")
+@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="JSON file of config overrides (nested like the saved config.json).")
+@click.option("--resume", type=click.Path(path_type=Path, file_okay=False),
+              help="Continue the run in this directory from its checkpoint.")
+@click.option("--eval-episodes", type=click.IntRange(min=1), help="Greedy episodes per evaluation point.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--json", "as_json", is_flag=True, help="Print result.json on stdout.")
+@click.pass_context
+def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path | None, k: int | None,
+              steps: int | None, seed: int, out: Path | None, config_file: Path | None,
+              resume: Path | None, eval_episodes: int | None, quiet: bool, as_json: bool) -> None:
+    """Learn skills and a meta-controller from a domain's symbolic model; report success.
+
+    Writes a run directory (config.json, metrics.csv, learning_curve.png, checkpoint,
+    result.json). Ctrl-C checkpoints; --resume DIR continues (exit 130 when interrupted).
+    """
+    from asg.learning.config import make_config, merge_overrides
+    from asg.learning.run_dir import RunDir, default_run_path
+    from asg.learning.trainer import train
+
+    if resume is not None:
+        if domain is not None or model is not None or k is not None or config_file is not None:
+            raise AsgError("--resume: give only --steps, --quiet and --json with it")
+        run_dir = RunDir.open(resume)
+        cfg = run_dir.config()
+        if steps is not None:
+            cfg = merge_overrides(cfg, {"total_steps": steps})
+    else:
+        if domain is None:
+            raise AsgError("--domain is required (or --resume DIR)")
+        if not _check_domain(domain):
+            DOMAIN_HANDLERS[domain](ctx, dict(ctx.params))
+            return
+        cfg = make_config(domain, method, seed=seed, model=str(model) if model else None)
+        if config_file is not None:
+            cfg = merge_overrides(cfg, _load_json_file(config_file), str(config_file))
+        overrides: dict[str, Any] = {}
+        if steps is not None:
+            overrides["total_steps"] = steps
+        if eval_episodes is not None:
+            overrides["eval_episodes"] = eval_episodes
+        if k is not None:
+            if cfg.learner.kind != "hierarchical" or method in ("landmark-hrl", "plan-hrl"):
+                raise AsgError(f"--k: method {method} has no diverse skills")
+            overrides["learner"] = {"diversity": {"k": k, "k_overrides": []}}
+        if overrides:
+            cfg = merge_overrides(cfg, overrides)
+        run_dir = RunDir.create(out or default_run_path("runs", domain, method, seed), cfg)
+    start = run_dir.checkpoint_steps() if resume is not None else 0
+    bar, update = _progress_bar(cfg.total_steps, start, quiet, f"{cfg.domain}/{cfg.method}")
+    try:
+        with _StopFlag() as flag:
+            result = train(cfg, run_dir=run_dir, resume=resume is not None, progress=update, should_stop=flag)
+    finally:
+        bar.close()
+    _print_result(result.to_json(), as_json)
+    if result.status == "interrupted":
+        click.echo(f"interrupted; continue with: asg train --resume {run_dir.path}", err=True)
+        sys.exit(130)
+
+
+@click.command("eval")
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--episodes", type=click.IntRange(min=1), help="Greedy episodes (default: the run's).")
+@click.option("--json", "as_json", is_flag=True, help="Print the evaluation as JSON.")
+def eval_cmd(run_dir: Path, episodes: int | None, as_json: bool) -> None:
+    """Re-evaluate a saved run's frozen greedy policy."""
+    from asg.learning.evaluation import eval_seeds, evaluate
+    from asg.learning.registry import bind_domain, env_max_steps, make_subgoals
+    from asg.learning.run_dir import RunDir
+
+    run = RunDir.open(run_dir)
+    cfg = run.config()
+    _check_domain(cfg.domain)
+    payload = run.load_checkpoint()
+    learner = payload["learner"]
+    binding = bind_domain(cfg.domain, cfg.model)
+    env = binding.make_env(max_steps=env_max_steps(cfg, make_subgoals(cfg, binding.task)))
+    n = episodes or cfg.eval_episodes
+    result = evaluate(learner, env, binding.labeler, eval_seeds(cfg.seed, n))
+    report = {"run_dir": str(run.path), "domain": cfg.domain, "method": cfg.method, "seed": cfg.seed,
+              "success_rate": result.success_rate, "eval_episodes": n, "env_steps": learner.env_steps,
+              "episodes": [e.to_json() for e in result.episodes]}
+    if as_json:
+        click.echo(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        click.echo(f"{cfg.domain} / {cfg.method} / seed {cfg.seed} after {learner.env_steps} env steps: "
+                   f"greedy success {result.success_rate:.2f} over {n} episodes")
+        first = result.episodes[0]
+        click.echo(f"  episode 1: {first.steps} steps, reached {' '.join(first.reached) or '-'}")
+
+
+@click.command("compare")
+@click.option("--domain", required=True, help="ASGRL domain.")
+@click.option("--methods", multiple=True, help="Methods, comma-separated or repeated (default: all).")
+@click.option("--seeds", type=click.IntRange(min=1), default=3, show_default=True, help="Seeds 0..N-1.")
+@click.option("--steps", type=click.IntRange(min=1), help="Env-step budget per run (default 500000).")
+@click.option("--eval-episodes", type=click.IntRange(min=1), help="Greedy episodes per evaluation point.")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False),
+              help="Folder for runs and the report (default runs/compare-<domain>).")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def compare_cmd(domain: str, methods: tuple[str, ...], seeds: int, steps: int | None,
+                eval_episodes: int | None, out: Path | None, quiet: bool, as_json: bool) -> None:
+    """Run methods x seeds on one domain; write Figure 3 as a table and a plot."""
+    from asg.learning.experiments import format_table, run_grid, summarize, write_report
+    from asg.learning.registry import METHODS, bind_domain
+
+    if not _check_domain(domain):
+        raise AsgError(f"--domain: asg compare does not support {domain!r}")
+    chosen = [m.strip() for item in methods for m in item.split(",") if m.strip()] or list(METHODS)
+    for name in chosen:
+        if name not in METHODS:
+            raise AsgError(f"--methods: unknown method {name!r}; choose from {', '.join(METHODS)}")
+    out = out or Path("runs") / f"compare-{domain}"
+    if out.exists() and any(out.iterdir()):
+        raise AsgError(f"--out: {out} is not empty")
+    binding = bind_domain(domain)
+    overrides = {"eval_episodes": eval_episodes} if eval_episodes else None
+    bars: list[Any] = []
+
+    def on_start(cfg: Any) -> Any:
+        for bar in bars:
+            bar.close()
+        bar, update = _progress_bar(cfg.total_steps, 0, quiet, f"{cfg.method} seed {cfg.seed}")
+        bars[:] = [bar]
+        return update
+
+    try:
+        runs = run_grid(domain, chosen, list(range(seeds)), out, steps=steps, overrides=overrides,
+                        binding=binding, on_start=on_start)
+    finally:
+        for bar in bars:
+            bar.close()
+    payload = write_report(domain, runs, out)
+    if as_json:
+        click.echo(json.dumps(payload["summary"], indent=2, sort_keys=True))
+    else:
+        click.echo(format_table(domain, summarize(runs)), nl=False)
+        click.echo(f"report: {out / 'compare.md'}, {out / 'compare.png'}")
+
+
+def register(group: click.Group) -> None:
+    """Add ``train``, ``eval`` and ``compare`` to the ``asg`` group."""
+    group.add_command(train_cmd)
+    group.add_command(eval_cmd)
+    group.add_command(compare_cmd)

@@ -1,0 +1,154 @@
+"""The exact symbolic behaviour model Ω and a hierarchical planner over it.
+
+``ExactBehaviourModel.predict(s, i)`` is what a perfect atomic program would do: when φ_i(s)
+holds, the blocks jump to Θ(s, i) (the moved block upright and still, the gripper just above
+it, fingers open); otherwise nothing moves. It stands in for the learned self-model Ω_w of
+AlphaNPI-X (Section 4.1), so a meta-controller can be developed and tested in seconds.
+
+``plan_program`` finds, for any program of the library, a call tree that reaches its ψ in the
+model: breadth-first over the programs it may call (fewest calls first, non-atomic callees
+tried first), with non-atomic callees planned recursively.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from asg.envs.fetch import goal_setter, labeler
+from asg.envs.fetch.layout import (
+    BLOCK_EULER, BLOCK_POS, BLOCK_REL_POS, BLOCK_VELP, BLOCK_VELR, FINGER_POS, FINGER_VEL, GRIP_POS,
+    GRIP_VEL, N_BLOCKS,
+)
+from asg.planning.programs import Program, ProgramLibrary, fetch_library
+
+RETREAT = 0.06       # the scripted controller leaves the gripper this far above the placed block
+FINGER_OPEN = 0.032  # and its fingers at this opening
+
+
+class ExactBehaviourModel:
+    """Ω(s, i): the state an ideal atomic program ``i`` leaves (70-d in, 70-d out)."""
+
+    def predict(self, obs: np.ndarray, program: str | int) -> tuple[np.ndarray, bool]:
+        """The predicted next state and whether φ held (if not, the state is returned unchanged)."""
+        obs = np.asarray(obs, dtype=float)
+        if not goal_setter.applicable(obs, program):
+            return obs.copy(), False
+        goal = goal_setter.goal(obs, program).reshape(N_BLOCKS, 3)
+        moved = goal_setter.acting_block(program)
+        return state_with_blocks(obs, goal, moved), True
+
+    def predict_batch(self, obs: np.ndarray, programs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`predict` over a batch: states (N, 70), program indices (N,)."""
+        out = [self.predict(o, int(p)) for o, p in zip(np.asarray(obs), np.asarray(programs))]
+        return np.stack([s for s, _ in out]), np.array([ok for _, ok in out])
+
+
+def state_with_blocks(obs: np.ndarray, blocks: np.ndarray, moved: int) -> np.ndarray:
+    """``obs`` with the blocks at ``blocks`` (4, 3), everything at rest, gripper above ``moved``."""
+    out = np.asarray(obs, dtype=float).copy()
+    grip = blocks[moved] + np.array([0.0, 0.0, RETREAT])
+    out[BLOCK_POS] = blocks.ravel()
+    out[GRIP_POS] = grip
+    out[FINGER_POS] = FINGER_OPEN
+    out[GRIP_VEL] = out[FINGER_VEL] = 0.0
+    out[BLOCK_REL_POS] = (blocks - grip).ravel()
+    euler = out[BLOCK_EULER].reshape(N_BLOCKS, 3)
+    euler[moved] = 0.0
+    out[BLOCK_EULER] = euler.ravel()
+    out[BLOCK_VELP] = out[BLOCK_VELR] = 0.0
+    return out
+
+
+@dataclass(frozen=True)
+class CallTree:
+    """A program and the calls that carry it out (empty for an atomic program)."""
+
+    program: str
+    calls: tuple["CallTree", ...] = ()
+    atomic: bool = False
+
+    def atomic_sequence(self) -> list[str]:
+        """The atomic programs of the tree, in execution order."""
+        if self.atomic:
+            return [self.program]
+        return [name for call in self.calls for name in call.atomic_sequence()]
+
+    def lines(self, indent: int = 0) -> list[str]:
+        """An indented trace, one program per line."""
+        out = ["  " * indent + self.program]
+        for call in self.calls:
+            out.extend(call.lines(indent + 1))
+        return out
+
+
+def labels_key(obs: np.ndarray) -> frozenset:
+    return labeler.atoms(obs)
+
+
+def plan_program(obs: np.ndarray, name: str, library: ProgramLibrary | None = None,
+                 model: ExactBehaviourModel | None = None, max_calls: int = 6) -> CallTree | None:
+    """A call tree for ``name`` from ``obs`` that reaches ψ in the exact model, or None."""
+    library = library or fetch_library()
+    planner = _Planner(library, model or ExactBehaviourModel(), max_calls)
+    found = planner.plan(library.get(name), np.asarray(obs, dtype=float))
+    return None if found is None else found[0]
+
+
+class _Planner:
+    def __init__(self, library: ProgramLibrary, model: ExactBehaviourModel, max_calls: int) -> None:
+        self.library, self.model, self.max_calls = library, model, max_calls
+        self.memo: dict[tuple[str, frozenset], CallTree | None] = {}
+
+    def replay(self, tree: CallTree, obs: np.ndarray) -> np.ndarray | None:
+        """End state of ``tree``'s atomic programs from ``obs``; None if one is not applicable."""
+        for name in tree.atomic_sequence():
+            obs, ok = self.model.predict(obs, name)
+            if not ok:
+                return None
+        return obs
+
+    def plan(self, program: Program, obs: np.ndarray) -> tuple[CallTree, np.ndarray] | None:
+        """Breadth-first search over ``program``'s callees; returns the tree and its end state."""
+        start = labels_key(obs)
+        if not program.pre.holds(start):
+            return None
+        if program.atomic:
+            nxt, ok = self.model.predict(obs, program.name)
+            return (CallTree(program.name, atomic=True), nxt) if ok else None
+        if program.post.holds(start):
+            return CallTree(program.name), obs
+        callees = sorted((self.library.get(c) for c in program.calls), key=lambda p: -p.level)
+        frontier = deque([(obs, ())])
+        seen = {start}
+        while frontier:
+            state, calls = frontier.popleft()
+            if len(calls) >= self.max_calls:
+                continue
+            for callee in callees:
+                step = self.sub_plan(callee, state)
+                if step is None:
+                    continue
+                tree, nxt = step
+                key = labels_key(nxt)
+                if key in seen:
+                    continue
+                seen.add(key)
+                if program.post.holds(key):
+                    return CallTree(program.name, calls + (tree,)), nxt
+                frontier.append((nxt, calls + (tree,)))
+        return None
+
+    def sub_plan(self, callee: Program, obs: np.ndarray) -> tuple[CallTree, np.ndarray] | None:
+        if callee.atomic:
+            return self.plan(callee, obs)
+        key = (callee.name, labels_key(obs))
+        if key in self.memo:
+            tree = self.memo[key]
+            end = None if tree is None else self.replay(tree, obs)
+            if tree is None or (end is not None and callee.post.holds(labels_key(end))):
+                return None if tree is None else (tree, end)
+        found = self.plan(callee, obs)
+        self.memo[key] = None if found is None else found[0]
+        return found

@@ -1,0 +1,115 @@
+"""The goal setter Θ(s, i) of AlphaNPI-X (Section 4.1, Appendix C) and program conditions on states.
+
+Θ turns a state and an atomic program into the 12-d goal of desired block positions:
+
+- ``Stack_a_b``: block a goes to ``p_b + (0, 0, 2d)``, right on top of b; the others stay.
+- ``Move_To_Zone_b_Z``: block b goes to the first free slot of zone Z at resting height; the
+  others stay.
+
+so that the goal reward ``f(s_T, Θ(s_0, i))`` (every block within ε of its target) is the
+program's post-condition ψ_i. φ_i and the symbolic ψ_i come from the compiled program library
+(``asg.planning.programs``) and are evaluated on the labeler's atoms.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from asg.envs.fetch import labeler
+from asg.envs.fetch.layout import BLOCK_SIZE, EPSILON, GOAL_DIM, ZONES, block_index, block_positions
+from asg.planning.errors import AsgError
+from asg.planning.programs import Program, fetch_library
+
+FAMILIES = ("Stack", "Move_To_Zone")
+
+
+class NotApplicableError(AsgError):
+    """Θ has no goal for this program in this state (its zone has no free slot)."""
+
+
+class UnknownProgramError(AsgError):
+    """A program name or index that is not an atomic program of the library."""
+
+
+@lru_cache(maxsize=1)
+def atomic_programs() -> tuple[str, ...]:
+    """Names of the 20 atomic programs, in library (Table 3) order; index = program index."""
+    names = tuple(p.name for p in fetch_library().atomic)
+    odd = [p.family for p in fetch_library().atomic if p.family not in FAMILIES]
+    if odd:
+        raise UnknownProgramError(f"the Fetch goal setter knows {FAMILIES}, not {sorted(set(odd))}")
+    return names
+
+
+def atomic_name(program: str | int) -> str:
+    """The canonical name of an atomic program given by name (any case) or index."""
+    names = atomic_programs()
+    if isinstance(program, str) and program in _programs():
+        return program
+    if isinstance(program, (int, np.integer)):
+        if not 0 <= int(program) < len(names):
+            raise UnknownProgramError(f"atomic program index must be in 0..{len(names) - 1}, got {program}")
+        return names[int(program)]
+    for name in names:
+        if name.lower() == str(program).lower():
+            return name
+    raise UnknownProgramError(f"unknown atomic program {program!r}; e.g. {names[0]}, {names[-1]}")
+
+
+def program(name: str | int) -> Program:
+    """The library's :class:`Program` of an atomic program."""
+    return _programs()[atomic_name(name)]
+
+
+@lru_cache(maxsize=1)
+def _programs() -> dict[str, Program]:
+    return {p.name: p for p in fetch_library().atomic}
+
+
+def acting_block(name: str | int) -> int:
+    """The block an atomic program moves (its first argument)."""
+    return block_index(program(name).arguments[0])
+
+
+def applicable(obs: np.ndarray, name: str | int) -> bool:
+    """φ_i: the program's pre-condition holds in the labelled state."""
+    return program(name).pre.holds(labeler.atoms(obs))
+
+
+def applicable_to_positions(positions: np.ndarray, name: str | int) -> bool:
+    """φ_i on bare block positions (4, 3); the gripper plays no part in any φ."""
+    return program(name).pre.holds(labeler.label_positions(positions).atoms())
+
+
+def post_holds(obs: np.ndarray, name: str | int) -> bool:
+    """Symbolic ψ_i: the program's effect atoms hold in the labelled state."""
+    return program(name).post.holds(labeler.atoms(obs))
+
+
+def goal(obs: np.ndarray, name: str | int) -> np.ndarray:
+    """Θ(s, i): the 12-d goal of atomic program ``name`` from state ``obs`` (70-d)."""
+    prog = program(name)
+    positions = block_positions(obs).copy()
+    moved = block_index(prog.arguments[0])
+    if prog.family == "Stack":
+        positions[moved] = positions[block_index(prog.arguments[1])] + np.array([0.0, 0.0, BLOCK_SIZE])
+    else:
+        positions[moved] = free_slot(positions, prog.arguments[1], moved)
+    return positions.reshape(GOAL_DIM)
+
+
+def free_slot(positions: np.ndarray, zone: str, moved: int) -> np.ndarray:
+    """Centre of the first slot of ``zone`` not taken by a block other than ``moved``."""
+    taken = labeler.slot_occupancy(positions, zone, exclude=moved)
+    for slot, busy in zip(ZONES[zone].slots(), taken):
+        if not busy:
+            return slot
+    raise NotApplicableError(f"zone {zone} has no free slot")
+
+
+def goals_reached(achieved: np.ndarray, desired: np.ndarray, threshold: float = EPSILON) -> np.ndarray:
+    """f(s, g) over (..., 12) goal vectors: every block within ``threshold`` of its target."""
+    achieved, desired = np.asarray(achieved, dtype=float), np.asarray(desired, dtype=float)
+    diff = (achieved - desired).reshape(np.broadcast_shapes(achieved.shape, desired.shape)[:-1] + (-1, 3))
+    return np.all(np.linalg.norm(diff, axis=-1) <= threshold, axis=-1)

@@ -1,0 +1,127 @@
+"""Initial-state distributions of the Fetch block world (AlphaNPI-X, Appendix D.1).
+
+Training distribution: the *focus* block (the one in the first observation slot, i.e. the
+block the program moves) starts in the gripper with probability 0.2, on the table right under
+the gripper with 0.4, and elsewhere on the table with 0.4. The other blocks are then placed in
+a random order: each goes on top of an already placed tower with probability 0.4, otherwise on
+the table, sampled uniformly until it collides with nothing. ``annealed(progress)`` scales the
+three probabilities by ``1 - progress``; at progress 1 every block starts at a random free
+place on the table, which is the evaluation distribution ``TABLE``.
+
+The gripper start is randomised too (the paper: "initial block positions on the table as well
+as gripper position are randomized"). Only numpy here; the env turns a layout into a state.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from asg.envs.fetch.layout import (
+    BLOCK_REGION_CENTRE, BLOCK_REGION_HALF, BLOCK_SIZE, MIN_SEPARATION, N_BLOCKS, REST_Z,
+)
+
+GRIPPER_CLEARANCE = MIN_SEPARATION  # no other block starts this close (Chebyshev) to the gripper
+MAX_TRIES = 1000
+
+
+class LayoutError(RuntimeError):
+    """No collision-free layout was found (the sampler's constraints are too tight)."""
+
+
+@dataclass(frozen=True)
+class InitialStateConfig:
+    """Probabilities of Appendix D.1 and the gripper randomisation."""
+
+    p_in_gripper: float = 0.2
+    """Focus block starts grasped."""
+    p_under_gripper: float = 0.4
+    """Focus block starts on the table right under the gripper."""
+    p_stacked: float = 0.4
+    """Each other block starts on top of an existing tower."""
+    gripper_range: float = 0.1
+    """Half-width of the square (around the home position) the gripper starts in."""
+    gripper_z: tuple[float, float] = (0.47, 0.60)
+    """Range of the gripper's start height (the table top is at 0.4)."""
+
+    def __post_init__(self) -> None:
+        for name in ("p_in_gripper", "p_under_gripper", "p_stacked"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be a probability, got {getattr(self, name)}")
+        if self.p_in_gripper + self.p_under_gripper > 1.0:
+            raise ValueError("p_in_gripper + p_under_gripper must not exceed 1")
+        if self.gripper_range < 0 or self.gripper_z[0] > self.gripper_z[1]:
+            raise ValueError("gripper_range must be >= 0 and gripper_z an increasing pair")
+
+    def annealed(self, progress: float) -> "InitialStateConfig":
+        """The distribution at training ``progress`` in [0, 1]: probabilities times (1 - progress)."""
+        if not 0.0 <= progress <= 1.0:
+            raise ValueError(f"progress must be in [0, 1], got {progress}")
+        keep = 1.0 - progress
+        return replace(self, p_in_gripper=self.p_in_gripper * keep,
+                       p_under_gripper=self.p_under_gripper * keep, p_stacked=self.p_stacked * keep)
+
+
+TRAINING = InitialStateConfig()
+TABLE = InitialStateConfig(p_in_gripper=0.0, p_under_gripper=0.0, p_stacked=0.0)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where everything starts: gripper target (3,), block centres (4, 3), the held block."""
+
+    gripper: np.ndarray
+    blocks: np.ndarray
+    held: int | None
+
+
+def sample_layout(rng: np.random.Generator, config: InitialStateConfig, home: np.ndarray,
+                  focus: int = 0) -> Layout:
+    """Draw one initial layout; ``home`` is the gripper's home position, ``focus`` the first block."""
+    if not 0 <= focus < N_BLOCKS:
+        raise ValueError(f"focus must be a block index, got {focus}")
+    home = np.asarray(home, dtype=float)
+    gripper = np.array([*(home[:2] + rng.uniform(-config.gripper_range, config.gripper_range, 2)),
+                        rng.uniform(*config.gripper_z)])
+    blocks = np.zeros((N_BLOCKS, 3))
+    towers: list[list[int]] = []  # bottom-to-top block indices of each table tower
+    held = None
+    u = rng.uniform()
+    if u < config.p_in_gripper:
+        held = focus
+        blocks[focus] = gripper
+    elif u < config.p_in_gripper + config.p_under_gripper:
+        blocks[focus] = [gripper[0], gripper[1], REST_Z]
+        towers.append([focus])
+    else:
+        blocks[focus] = _free_table_spot(rng, blocks, towers, gripper, avoid_gripper=False)
+        towers.append([focus])
+    others = [b for b in range(N_BLOCKS) if b != focus]
+    for b in rng.permutation(others):
+        b = int(b)
+        open_towers = [t for t in towers if _chebyshev(blocks[t[0]], gripper) >= GRIPPER_CLEARANCE]
+        if open_towers and rng.uniform() < config.p_stacked:
+            tower = open_towers[int(rng.integers(len(open_towers)))]
+            blocks[b] = blocks[tower[-1]] + np.array([0.0, 0.0, BLOCK_SIZE])
+            tower.append(b)
+        else:
+            blocks[b] = _free_table_spot(rng, blocks, towers, gripper, avoid_gripper=True)
+            towers.append([b])
+    return Layout(gripper, blocks, held)
+
+
+def _free_table_spot(rng: np.random.Generator, blocks: np.ndarray, towers: list[list[int]],
+                     gripper: np.ndarray, avoid_gripper: bool) -> np.ndarray:
+    bases = [blocks[t[0]] for t in towers]
+    centre = np.asarray(BLOCK_REGION_CENTRE)
+    for _ in range(MAX_TRIES):
+        xy = centre + rng.uniform(-BLOCK_REGION_HALF, BLOCK_REGION_HALF, 2)
+        spot = np.array([xy[0], xy[1], REST_Z])
+        if all(_chebyshev(spot, base) >= MIN_SEPARATION for base in bases) and (
+                not avoid_gripper or _chebyshev(spot, gripper) >= GRIPPER_CLEARANCE):
+            return spot
+    raise LayoutError(f"no free table spot after {MAX_TRIES} tries")
+
+
+def _chebyshev(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(np.asarray(a)[:2] - np.asarray(b)[:2])))

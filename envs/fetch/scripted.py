@@ -1,0 +1,174 @@
+"""A scripted waypoint controller that executes any atomic program in the real Fetch env.
+
+Phases: rise to a safe travel height, go above the block, descend with the fingers open,
+grasp, lift, carry above the target, place, release, retreat. Each phase drives the grip site
+to a waypoint with a clipped proportional command (the Fetch action moves the mocap by at most
+0.05 m per step). It proves the env and Θ right, supplies demonstrations, and bounds what a
+learned goal policy can reach in T = 50 steps.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from asg.envs.fetch.env import T_ATOMIC
+from asg.envs.fetch.layout import (
+    BLOCK_SIZE, FINGER_POS, FINGER_TOUCH, GRIP_POS, N_BLOCKS, block_positions,
+)
+
+
+
+@dataclass(frozen=True)
+class ScriptedConfig:
+    """Waypoint and gain settings of the scripted controller."""
+
+    clearance: float = 0.08
+    """Travel height above the highest block (and the block's start and target)."""
+    finger_open: float = 0.032
+    """Finger joint target while approaching (0.0241 touches the block): 8 mm of play a side."""
+    gain: float = 1.0
+    """Action = gain * (waypoint - grip) / 0.05, clipped to [-1, 1]."""
+    coarse_tol: float = 0.012
+    """Waypoint tolerance while travelling (m)."""
+    fine_tol: float = 0.006
+    """Waypoint tolerance when descending onto the block or the target (m)."""
+    grasp_steps: int = 3
+    release_steps: int = 2
+    retreat: float = 0.06
+
+    def __post_init__(self) -> None:
+        if self.gain <= 0 or self.finger_open <= FINGER_TOUCH or self.clearance < BLOCK_SIZE:
+            raise ValueError("gain > 0, finger_open > the touching value and clearance >= one block")
+
+
+@dataclass
+class ScriptedController:
+    """Moves one block to its target; call :meth:`reset` at the start of every program."""
+
+    config: ScriptedConfig = field(default_factory=ScriptedConfig)
+    phase: str = "idle"
+    block: int = 0
+    target: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    travel_z: float = 0.0
+    _count: int = 0
+
+    def reset(self, obs: np.ndarray, goal: np.ndarray, block: int | None = None) -> None:
+        """Plan for moving ``block`` (default: the block whose target is farthest) to ``goal``."""
+        blocks = block_positions(obs)
+        targets = np.asarray(goal, dtype=float).reshape(N_BLOCKS, 3)
+        if block is None:
+            block = int(np.argmax(np.linalg.norm(targets - blocks, axis=-1)))
+        self.block, self.target = block, targets[block].copy()
+        self.travel_z = max(blocks[:, 2].max(), self.target[2]) + self.config.clearance
+        self._count = 0
+        grip = np.asarray(obs)[GRIP_POS]
+        if np.linalg.norm(blocks[block] - grip) < 0.02 and self._closed(obs):
+            self.phase = "lift"
+        else:
+            self.phase = "rise"
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """The action for the current observation (70-d, env block order)."""
+        obs = np.asarray(obs)
+        grip, block = obs[GRIP_POS], block_positions(obs)[self.block]
+        c = self.config
+        hover = np.array([block[0], block[1], self.travel_z])
+        above_target = np.array([self.target[0], self.target[1], self.travel_z])
+        if self.phase == "rise":
+            way = np.array([grip[0], grip[1], self.travel_z])
+            if grip[2] >= self.travel_z - c.coarse_tol or _dist_xy(grip, block) < c.coarse_tol:
+                self.phase = "approach"
+            return self._move(grip, way, self._open(obs))
+        if self.phase == "approach":
+            if _dist_xy(grip, block) < c.fine_tol:
+                self.phase = "descend"
+            return self._move(grip, hover, self._open(obs))
+        if self.phase == "descend":
+            if np.linalg.norm(grip - block) < c.fine_tol:
+                self.phase, self._count = "grasp", 0
+            return self._move(grip, block, self._open(obs))
+        if self.phase == "grasp":
+            self._count += 1
+            if self._count >= c.grasp_steps:
+                self.phase = "lift"
+            return self._move(grip, block, -1.0)
+        if self.phase == "lift":
+            if grip[2] >= self.travel_z - c.coarse_tol:
+                self.phase = "carry"
+            return self._move(grip, np.array([grip[0], grip[1], self.travel_z]), -1.0)
+        if self.phase == "carry":
+            if _dist_xy(grip, self.target) < c.fine_tol:
+                self.phase = "place"
+            return self._move(grip, above_target, -1.0)
+        if self.phase == "place":
+            if np.linalg.norm(block - self.target) < c.fine_tol:
+                self.phase, self._count = "release", 0
+            return self._move(grip, self.target + (grip - block), -1.0)
+        if self.phase == "release":
+            self._count += 1
+            if self._count >= c.release_steps:
+                self.phase = "retreat"
+            return self._move(grip, grip, self._open(obs))
+        if self.phase == "retreat":
+            up = np.array([self.target[0], self.target[1], self.target[2] + c.retreat])
+            if grip[2] >= up[2] - c.coarse_tol:
+                self.phase = "idle"
+            return self._move(grip, up, 0.0)
+        return np.zeros(4)
+
+    @property
+    def done(self) -> bool:
+        return self.phase == "idle"
+
+    def _move(self, grip: np.ndarray, way: np.ndarray, finger: float) -> np.ndarray:
+        step = np.clip(self.config.gain * (way - grip) / 0.05, -1.0, 1.0)
+        return np.array([step[0], step[1], step[2], finger])
+
+    def _open(self, obs: np.ndarray) -> float:
+        """Finger command that drives both fingers towards ``finger_open`` (a position target)."""
+        return float(np.clip(self.config.finger_open - obs[FINGER_POS].mean(), -1.0, 1.0))
+
+    @staticmethod
+    def _closed(obs: np.ndarray) -> bool:
+        return bool(np.all(np.asarray(obs)[FINGER_POS] < FINGER_TOUCH + 0.004))
+
+
+def _dist_xy(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.linalg.norm(np.asarray(a)[:2] - np.asarray(b)[:2]))
+
+
+@dataclass(frozen=True)
+class AtomicRun:
+    """Outcome of one atomic program run for T steps from the env's current state."""
+
+    program: str
+    applicable: bool
+    success: bool
+    steps: int
+    final: np.ndarray  # the last 70-d observation
+
+
+def run_atomic(env, program: str | int, controller: ScriptedController | None = None,
+               steps: int = T_ATOMIC, on_step=None) -> AtomicRun:
+    """Set ``program``'s goal from the current state and run the controller for ``steps`` steps.
+
+    ``env`` is an unwrapped :class:`FetchBlocksEnv`; success is the goal reward at the end,
+    i.e. ψ_i. A program whose φ fails is not run. ``on_step(env)`` is called after each step.
+    """
+    from asg.envs.fetch.goal_setter import NotApplicableError
+
+    controller = controller or ScriptedController()
+    try:
+        obs, applicable = env.set_program(program)
+    except NotApplicableError:
+        return AtomicRun(str(program), False, False, 0, env.observation()["observation"])
+    if not applicable:
+        return AtomicRun(env.program, False, False, 0, obs["observation"])
+    controller.reset(obs["observation"], env.goal)
+    info = {"is_success": False}
+    for _ in range(steps):
+        obs, _, _, _, info = env.step(controller.act(obs["observation"]))
+        if on_step is not None:
+            on_step(env)
+    return AtomicRun(env.program, True, bool(info["is_success"]), steps, obs["observation"])

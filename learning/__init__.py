@@ -1,0 +1,1 @@
+"""asg.learning."""

@@ -1,0 +1,141 @@
+"""ASGRL: diverse skills per subgoal chained by a meta-controller (Guan et al., ICML 2022).
+
+``HierarchicalLearner`` implements Algorithm 1 of the paper with the official schedules
+(reference_code.md §1.5–1.7): each training episode the meta-controller picks, subgoal after
+subgoal, one of the k skills of the next subgoal (and the subgoal itself where linearizations
+branch); the skill runs on the ``SubgoalWrapper`` from where the previous one stopped, learning
+online with the diversity reward; a failed skill ends the episode. The same class, with k = 1
+and α = 0, is the Landmark-HRL baseline, and with plan subgoals, Plan-HRL (``baselines.py``).
+"""
+from __future__ import annotations
+
+from typing import Any, Hashable
+
+import gymnasium as gym
+import numpy as np
+
+from asg.learning.config import HierarchicalConfig
+from asg.learning.diversity import SkillSet
+from asg.learning.episode import EpisodeStats
+from asg.learning.meta_controller import (MetaAction, MetaController, MetaTransition, history_state,
+                                          low_level_state)
+from asg.learning.subgoals import Labeler, SubgoalSet, SubgoalWrapper
+from asg.learning.tabular_q import StateIndex, obs_key
+
+
+class HierarchicalLearner:
+    """Skills per subgoal (tabular Q, diversity reward) plus a tabular meta-controller."""
+
+    def __init__(self, cfg: HierarchicalConfig, subgoals: SubgoalSet, n_actions: int, seed: int) -> None:
+        self.cfg = cfg
+        self.subgoals = subgoals
+        self.n_actions = n_actions
+        seeds = np.random.SeedSequence(seed).spawn(len(subgoals) + 1)
+        self.rng = np.random.default_rng(seeds[0])
+        self.index = StateIndex()
+        self.skill_sets = [
+            SkillSet(sg.name, cfg.diversity.k_for(sg.name), cfg.q, cfg.diversity, n_actions,
+                     np.random.default_rng(seeds[i + 1]))
+            for i, sg in enumerate(subgoals.subgoals)]
+        self.meta = MetaController(cfg.meta)
+        self.env_steps = 0
+        self.episodes = 0
+
+    # ------------------------------------------------------------------ helpers
+    def _sid(self, obs: Any, learn: bool) -> int:
+        key = obs_key(obs)
+        return self.index.intern(key) if learn else self.index.lookup(key)
+
+    def _meta_state(self, history: list[MetaAction], achieved: list[int], s: int) -> Hashable:
+        if self.cfg.meta.state == "history":
+            return history_state(history)
+        return low_level_state(achieved, s)
+
+    def _actions(self, achieved: list[int]) -> tuple[MetaAction, ...]:
+        return tuple((g, z) for g in self.subgoals.next_subgoals(achieved)
+                     for z in range(self.skill_sets[g].active))
+
+    def skill_counts(self) -> dict[str, int]:
+        """Skills available per subgoal (grows in the curriculum variant)."""
+        return {sk.name: sk.active for sk in self.skill_sets}
+
+    # ------------------------------------------------------------------ one skill
+    def _run_skill(self, wrapper: SubgoalWrapper, g: int, z: int, s: int, achieved: list[int],
+                   learn: bool, budget: int) -> tuple[bool, int, int, bool]:
+        """Run skill z of subgoal g; returns (reached, last state id, steps, env over)."""
+        skills = self.skill_sets[g]
+        skill = skills.skills[z]
+        if wrapper.begin(g, achieved):
+            return True, s, 0, False
+        bonus = skills.bonus_fn(z) if learn else None
+        if learn:
+            skills.on_rollout(z)
+        rng = self.rng
+        steps, reached, env_over = 0, False, False
+        while steps < budget:
+            a = skill.act(s, rng) if learn else skill.greedy(s)
+            obs, reward, terminated, truncated, info = wrapper.step(a)
+            steps += 1
+            s2 = self._sid(obs, learn)
+            reached = info["subgoal"] == "reached"
+            if learn:
+                skill.observe(s, a, s2, reward, terminated, bonus=reached and bonus is not None)
+                if reached:
+                    skills.on_success(z, s2, obs)
+                skill.learn(rng, bonus)
+            s = s2
+            if terminated or truncated:
+                env_over = bool(info.get("env_over"))
+                break
+        else:
+            env_over = True  # the step budget ran out
+        if learn:
+            skills.on_segment_end(z, reached)
+            self.env_steps += steps
+        return reached, s, steps, env_over
+
+    # ------------------------------------------------------------------ one episode
+    def _episode(self, env: gym.Env, labeler: Labeler, seed: int, learn: bool, budget: int) -> EpisodeStats:
+        wrapper = SubgoalWrapper(env, labeler, self.subgoals, max_steps=self.cfg.skill_max_steps,
+                                 strict=self.cfg.strict_ordering, track=not learn)
+        obs, _ = wrapper.reset(seed=seed)
+        s = self._sid(obs, learn)
+        achieved: list[int] = []
+        history: list[MetaAction] = []
+        trace: list[MetaTransition] = []
+        steps, score, success = 0, 0.0, False
+        actions = self._actions(achieved)
+        while actions:
+            state = self._meta_state(history, achieved, s)
+            g, z = self.meta.choose(state, actions, self.rng, greedy=not learn)
+            reached, s, n, env_over = self._run_skill(wrapper, g, z, s, achieved, learn, budget - steps)
+            steps += n
+            history.append((g, z))
+            reward = 0.0
+            if reached:
+                achieved.append(g)
+                reward = self.cfg.meta.subgoal_reward
+                score += reward
+            success = self.subgoals.goal_reached(wrapper.labels)
+            actions = self._actions(achieved) if reached and not success and not env_over else ()
+            if learn:
+                t = MetaTransition(state, (g, z), reward, self._meta_state(history, achieved, s),
+                                   actions, terminal=not actions)
+                trace.append(t)
+                self.meta.update(t, self.rng)
+        if learn:
+            self.meta.end_episode(trace, score, success)
+            self.episodes += 1
+        names = self.subgoals.names()
+        return EpisodeStats(steps, success, tuple(names[g] for g in achieved),
+                            tuple((names[g], z) for g, z in history),
+                            tuple(sorted(str(a) for a in wrapper.seen)))
+
+    def train_episode(self, env: gym.Env, labeler: Labeler, seed: int, budget: int) -> EpisodeStats:
+        """One meta episode that acts, learns online and spends at most ``budget`` env steps."""
+        return self._episode(env, labeler, seed, True, budget)
+
+    def greedy_episode(self, env: gym.Env, labeler: Labeler, seed: int) -> EpisodeStats:
+        """The frozen greedy meta-controller and skills (no learning, no counting)."""
+        cap = self.cfg.skill_max_steps * len(self.subgoals) + 1
+        return self._episode(env, labeler, seed, False, cap)

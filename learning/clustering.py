@@ -1,0 +1,108 @@
+"""K-means state abstraction for diversity counts in pixel state spaces (ASGRL Appendix D).
+
+Terminal states of a landmark are mapped to one of ``n_clusters`` clusters (= the number of
+skills) by Euclidean distance in pixel space. The M most recent terminal records are kept; the
+clustering is refitted whenever a newly added state lies farther from its centroid than every
+other state of that cluster, and then every record is relabelled. Plain numpy.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+
+def kmeans(points: np.ndarray, weights: np.ndarray, k: int, rng: np.random.Generator,
+           iters: int = 50) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted Lloyd k-means with k-means++ seeding.
+
+    points: (n, d); weights: (n,) > 0. Returns centroids (k', d) with k' = min(k, n) and
+    labels (n,).
+    """
+    n = points.shape[0]
+    k = min(k, n)
+    centroids = np.empty((k, points.shape[1]))
+    centroids[0] = points[rng.choice(n, p=weights / weights.sum())]
+    d2 = ((points - centroids[0]) ** 2).sum(axis=1)
+    for j in range(1, k):
+        mass = d2 * weights
+        pick = int(rng.choice(n, p=mass / mass.sum())) if mass.sum() > 0 else int(rng.integers(n))
+        centroids[j] = points[pick]
+        d2 = np.minimum(d2, ((points - centroids[j]) ** 2).sum(axis=1))
+    labels = np.zeros(n, dtype=np.int64)
+    for _ in range(iters):
+        dist = ((points[:, None, :] - centroids[None, :, :]) ** 2).sum(axis=2)  # (n, k)
+        new = dist.argmin(axis=1)
+        if _ and np.array_equal(new, labels):
+            break
+        labels = new
+        for j in range(k):
+            member = labels == j
+            if member.any():
+                w = weights[member][:, None]
+                centroids[j] = (points[member] * w).sum(axis=0) / w.sum()
+    return centroids, labels
+
+
+class KMeansAbstraction:
+    """Cluster ids for terminal states, refitted as new terminal states appear (App. D)."""
+
+    def __init__(self, n_clusters: int, buffer_size: int, rng: np.random.Generator) -> None:
+        self.n_clusters = n_clusters
+        self.records: deque[tuple[int, int]] = deque(maxlen=buffer_size)  # (state id, skill z)
+        self.features: dict[int, np.ndarray] = {}  # state id -> flattened pixels
+        self.centroids: np.ndarray | None = None  # (k', d)
+        self.cluster_of: dict[int, int] = {}  # state id -> cluster
+        self.refits = 0
+        self._rng = rng
+
+    def _nearest(self, feature: np.ndarray) -> tuple[int, float]:
+        assert self.centroids is not None
+        dist = np.sqrt(((self.centroids - feature) ** 2).sum(axis=1))
+        j = int(dist.argmin())
+        return j, float(dist[j])
+
+    def _needs_refit(self, state_id: int, feature: np.ndarray) -> bool:
+        if self.centroids is None:
+            return True
+        if state_id in self.cluster_of:
+            return False
+        if len(self.centroids) < self.n_clusters:
+            return True
+        j, dist = self._nearest(feature)
+        members = [sid for sid, c in self.cluster_of.items() if c == j]
+        if not members:
+            return True
+        assert self.centroids is not None
+        spread = max(float(np.sqrt(((self.features[m] - self.centroids[j]) ** 2).sum())) for m in members)
+        return dist > spread
+
+    def add(self, state_id: int, z: int, feature: np.ndarray) -> bool:
+        """Record skill ``z`` ending in ``state_id``; returns True when the clusters changed."""
+        feature = np.asarray(feature, dtype=np.float64).ravel()
+        refit = self._needs_refit(state_id, feature)
+        self.features.setdefault(state_id, feature)
+        self.records.append((state_id, z))
+        if refit:
+            self.refit()
+        elif state_id not in self.cluster_of:
+            self.cluster_of[state_id] = self._nearest(feature)[0]
+        return refit
+
+    def refit(self) -> None:
+        """Re-cluster the distinct states of the buffer (weighted by how often they occur)."""
+        ids = sorted({sid for sid, _ in self.records})
+        live = set(ids)
+        self.features = {sid: f for sid, f in self.features.items() if sid in live}
+        weights = np.zeros(len(ids))
+        pos = {sid: i for i, sid in enumerate(ids)}
+        for sid, _ in self.records:
+            weights[pos[sid]] += 1
+        points = np.stack([self.features[sid] for sid in ids])
+        self.centroids, labels = kmeans(points, weights, self.n_clusters, self._rng)
+        self.cluster_of = {sid: int(c) for sid, c in zip(ids, labels)}
+        self.refits += 1
+
+    def cluster(self, state_id: int) -> int:
+        """The cluster of a recorded state id, or -1."""
+        return self.cluster_of.get(state_id, -1)

@@ -1,0 +1,292 @@
+"""Typed, frozen hyper-parameters of every learner; defaults cite their source.
+
+Sources: the ASGRL paper (Guan et al., ICML 2022, ``shared/papers/001_…``), Section 4.2 and
+Appendix G ("App. G"), and the official code as surveyed in ``shared/research/reference_code.md``
+("§1.5" … "§1.8"). Where the two disagree the field says which one the default follows.
+
+``TrainConfig`` is what a run saves as ``config.json``; ``config_to_dict`` / ``config_from_dict``
+round-trip it, and ``merge_overrides`` applies a partial JSON dict (``--config FILE``).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from asg.learning.errors import ConfigError
+
+
+def _check(cond: bool, message: str) -> None:
+    if not cond:
+        raise ConfigError(message)
+
+
+@dataclass(frozen=True)
+class QConfig:
+    """Tabular Q-learning of one skill or one flat agent (§1.5, App. G).
+
+    Replay schedule: the official code does ``batch_size`` replay updates plus
+    ``sil_batch_size`` self-imitation updates after every env step. We keep that schedule but
+    apply each batch as one vectorised (Jacobi) update: all targets of a batch are computed from
+    the table before the batch, and a pair (s, a) drawn twice in one batch is written once.
+    ``update_every`` > 1 thins the schedule (a documented speed knob, default 1 = official).
+    """
+
+    gamma: float = 0.99  # discount of the skill MDP (§1.5)
+    epsilon_start: float = 1.0  # ε1 starts at 1.0 (App. G; §1.5)
+    epsilon_decay: float = 0.95  # ε1 *= 0.95 each time the skill reaches its landmark (App. G; §1.5)
+    epsilon_min: float = 0.05  # ε1 floor (App. G; §1.5)
+    decay_on: Literal["success", "episode"] = "success"  # skills decay on success (App. G)
+    lr_follows_epsilon: bool = True  # lr = max(lr_min, ε): 1.0 -> 0.1 by 0.95 per success (App. G; §1.5)
+    lr_min: float = 0.1  # learning-rate floor, or the fixed lr when lr_follows_epsilon is False (§1.8)
+    replay_capacity: int = 500_000  # replay buffer size (§1.5)
+    sil_capacity: int = 100_000  # self-imitation buffer of successful trajectories (§1.5; App. G)
+    batch_size: int = 64  # replay samples per update (§1.5)
+    sil_batch_size: int = 64  # SIL samples per update, once SIL holds more than this (§1.5)
+    learning_starts: int = 65  # no update and ε = 1 before this many transitions (§1.5)
+    update_every: int = 1  # env steps between replay updates (1 = official schedule, §1.5)
+
+    def __post_init__(self) -> None:
+        _check(0.0 < self.gamma <= 1.0, f"q.gamma must be in (0, 1], got {self.gamma}")
+        _check(0.0 <= self.epsilon_min <= self.epsilon_start <= 1.0,
+               "q epsilons must satisfy 0 <= epsilon_min <= epsilon_start <= 1")
+        _check(0.0 < self.epsilon_decay <= 1.0, "q.epsilon_decay must be in (0, 1]")
+        _check(self.decay_on in ("success", "episode"), f"q.decay_on: unknown {self.decay_on!r}")
+        _check(0.0 < self.lr_min <= 1.0, "q.lr_min must be in (0, 1]")
+        for name in ("replay_capacity", "sil_capacity", "batch_size", "update_every"):
+            _check(getattr(self, name) >= 1, f"q.{name} must be >= 1")
+        _check(self.sil_batch_size >= 0 and self.learning_starts >= 0,
+               "q.sil_batch_size and q.learning_starts must be >= 0")
+
+
+@dataclass(frozen=True)
+class DiversityConfig:
+    """k diverse skills per landmark and the diversity reward R_d (Eq. 2–6, App. D, §1.6)."""
+
+    k: int = 3  # skills per landmark (§1.3: k=3 in the official Mario config)
+    k_overrides: tuple[tuple[str, int], ...] = ()  # per-subgoal k, e.g. (("(has-key)", 4),) (§1.3)
+    alpha: float = 0.2  # α_H of Eq. 2 (§1.6: 0.2)
+    log_p_min: float = -5.0  # R_d = log p(z|s) clipped to [log_p_min, 0] (§1.6), so α·R_d ≥ -1
+    count_smoothing: float = 1e-6  # Eq. 4 smoothing: (n(s,z)+1e-6)/Σ(n(s,z')+1e-6) (§1.6)
+    curriculum: bool = False  # ASGRL-Curriculum: start with one skill, grow k (Sec. 4.2, Eq. 5–6)
+    grow_below_epsilon: float = 0.3  # add a skill when the newest skill's ε1 < 0.3 (App. G; §1.6)
+    laplace: float = 1e-3  # α_L of Eq. 5 (the paper gives no value; ours, see diversity.py)
+    abstraction: Literal["exact", "kmeans"] = "exact"  # count states or k-means clusters (App. D)
+    kmeans_buffer: int = 1000  # M recent terminal states kept for re-clustering (App. D)
+
+    def __post_init__(self) -> None:
+        _check(self.k >= 1, f"diversity.k must be >= 1, got {self.k}")
+        for name, k in self.k_overrides:
+            _check(isinstance(name, str) and int(k) >= 1, f"diversity.k_overrides: bad entry {name!r}")
+        _check(self.alpha >= 0.0, "diversity.alpha must be >= 0")
+        _check(self.log_p_min < 0.0, "diversity.log_p_min must be < 0")
+        # Eq. 2 needs -1 < α·R_d <= 0 so that reaching the landmark always pays (Prop. B.1);
+        # the official values sit on the boundary (0.2 · -5 = -1), which we accept.
+        _check(self.alpha * -self.log_p_min <= 1.0 + 1e-9,
+               "diversity.alpha * -log_p_min must be <= 1 (Eq. 2: -1 < α·R_d <= 0)")
+        _check(self.count_smoothing > 0.0 and self.laplace > 0.0, "diversity smoothing must be > 0")
+        _check(0.0 < self.grow_below_epsilon <= 1.0, "diversity.grow_below_epsilon must be in (0, 1]")
+        _check(self.abstraction in ("exact", "kmeans"), f"diversity.abstraction: {self.abstraction!r}")
+        _check(self.kmeans_buffer >= 2, "diversity.kmeans_buffer must be >= 2")
+
+    def k_for(self, subgoal_name: str) -> int:
+        """k for one subgoal, honouring ``k_overrides``."""
+        for name, k in self.k_overrides:
+            if name == subgoal_name:
+                return int(k)
+        return self.k
+
+
+@dataclass(frozen=True)
+class MetaConfig:
+    """The meta-controller's tabular Q-learning (Sec. 4.2, App. E, App. G, §1.7)."""
+
+    lr: float = 0.5  # meta learning rate (§1.7)
+    gamma: float = 0.99  # meta discount (§1.7)
+    epsilon_start: float = 1.0  # ε2 starts at 1.0 (App. G, Sec. 4.2; the official code uses 0.5, §1.7)
+    epsilon_decay: float = 0.9  # ε2 *= 0.9 whenever a training episode reaches the goal (App. G; §1.7)
+    epsilon_min: float = 0.05  # ε2 floor (App. G; §1.7)
+    subgoal_reward: float = 1.0  # shaping: +1 whenever the target subgoal is reached (App. G)
+    memory_size: int = 100  # meta replay memory (§1.7)
+    replay_batches: int = 5  # batches replayed per meta update, from memory and from meta-SIL (§1.7)
+    batch_size: int = 32  # meta replay batch (§1.7)
+    state: Literal["history", "low-level"] = "history"  # meta-state (App. E; F.3)
+
+    def __post_init__(self) -> None:
+        _check(0.0 < self.lr <= 1.0 and 0.0 < self.gamma <= 1.0, "meta.lr and meta.gamma must be in (0, 1]")
+        _check(0.0 <= self.epsilon_min <= self.epsilon_start <= 1.0, "meta epsilons out of order")
+        _check(0.0 < self.epsilon_decay <= 1.0, "meta.epsilon_decay must be in (0, 1]")
+        _check(self.memory_size >= 1 and self.batch_size >= 1 and self.replay_batches >= 0,
+               "meta memory sizes must be positive")
+        _check(self.state in ("history", "low-level"), f"meta.state: unknown {self.state!r}")
+
+
+@dataclass(frozen=True)
+class HierarchicalConfig:
+    """ASGRL and the HRL baselines: skills per subgoal plus a meta-controller (Sec. 4.2, §1.7)."""
+
+    kind: Literal["hierarchical"] = "hierarchical"
+    subgoals: Literal["landmarks", "plan"] = "landmarks"  # landmark facts, or plan operators (Plan-HRL)
+    skill_max_steps: int = 700  # a skill fails after this many steps (§1.5)
+    strict_ordering: bool = True  # another subgoal coming true out of turn fails the skill (§1.7)
+    q: QConfig = field(default_factory=QConfig)
+    diversity: DiversityConfig = field(default_factory=DiversityConfig)
+    meta: MetaConfig = field(default_factory=MetaConfig)
+
+    def __post_init__(self) -> None:
+        _check(self.subgoals in ("landmarks", "plan"), f"subgoals: unknown {self.subgoals!r}")
+        _check(self.skill_max_steps >= 1, "skill_max_steps must be >= 1")
+
+
+@dataclass(frozen=True)
+class FlatConfig:
+    """Landmark-Shaping and Goal-Q-Learning: one flat tabular Q agent (§1.8, App. G)."""
+
+    kind: Literal["flat"] = "flat"
+    reward: Literal["goal", "landmark-shaping"] = "goal"
+    episode_max_steps: int = 2000  # flat episode length (§1.8)
+    goal_reward: float = 1.0  # sparse success reward (§1.8: success_reward=1)
+    sil_rule: Literal["success", "best"] = "success"  # SIL keeps successes, or episodes >= best (§1.8)
+    # ε annealed at the end of every episode by 0.995 (App. G); fixed lr 0.1 (§1.8).
+    q: QConfig = field(default_factory=lambda: QConfig(
+        epsilon_decay=0.995, decay_on="episode", lr_follows_epsilon=False, lr_min=0.1))
+
+    def __post_init__(self) -> None:
+        _check(self.reward in ("goal", "landmark-shaping"), f"reward: unknown {self.reward!r}")
+        _check(self.sil_rule in ("success", "best"), f"sil_rule: unknown {self.sil_rule!r}")
+        _check(self.episode_max_steps >= 1, "episode_max_steps must be >= 1")
+
+
+LearnerConfig = HierarchicalConfig | FlatConfig
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training run: domain, method, seed, budget, evaluation schedule, learner."""
+
+    domain: str
+    method: str
+    learner: HierarchicalConfig | FlatConfig
+    seed: int = 0
+    model: str | None = None  # PDDL model file; None = the domain's own model
+    total_steps: int = 500_000  # env-step budget of every method (§1.7, §1.8: 500k)
+    eval_interval: int = 5_000  # env steps between evaluation points (ours; the paper: every 5 episodes)
+    eval_episodes: int = 10  # greedy, frozen episodes per evaluation point (ours; the paper: 1)
+    early_stop_evals: int = 3  # stop after this many evaluation points in a row at success 1.0 (0: never)
+    checkpoint_interval: int = 50_000  # env steps between checkpoints
+
+    def __post_init__(self) -> None:
+        _check(self.total_steps >= 1, "total_steps must be >= 1")
+        _check(self.eval_interval >= 1 and self.eval_episodes >= 1, "eval_interval/eval_episodes must be >= 1")
+        _check(self.early_stop_evals >= 0 and self.checkpoint_interval >= 1, "bad early_stop/checkpoint")
+        _check(self.seed >= 0, "seed must be >= 0")
+
+
+def default_learner(method: str) -> HierarchicalConfig | FlatConfig:
+    """The learner config of a method name (see ``registry.METHODS``)."""
+    hrl_single = DiversityConfig(k=1, alpha=0.0)
+    table: dict[str, HierarchicalConfig | FlatConfig] = {
+        "asgrl": HierarchicalConfig(),
+        "asgrl-curriculum": HierarchicalConfig(diversity=DiversityConfig(curriculum=True)),
+        "landmark-hrl": HierarchicalConfig(diversity=hrl_single),
+        "plan-hrl": HierarchicalConfig(subgoals="plan", diversity=hrl_single),
+        "landmark-shaping": FlatConfig(reward="landmark-shaping", sil_rule="best"),
+        "goal-q": FlatConfig(reward="goal", sil_rule="success"),
+    }
+    if method not in table:
+        raise ConfigError(f"unknown method {method!r}; choose from {', '.join(table)}")
+    return table[method]
+
+
+# Per-domain overrides of the diverse-skill settings: the official Mario config uses k=4 for the
+# key landmark (§1.3); Pixel-Mario counts k-means clusters of terminal images (App. D).
+DOMAIN_DIVERSITY: dict[str, dict[str, Any]] = {
+    "mario": {"k_overrides": (("(has-key)", 4),)},
+    "pixel-mario": {"k_overrides": (("(has-key)", 4),), "abstraction": "kmeans"},
+}
+
+
+def make_config(domain: str, method: str, **overrides: Any) -> TrainConfig:
+    """The resolved defaults of ``domain`` x ``method``, then top-level ``overrides``."""
+    learner = default_learner(method)
+    extra = DOMAIN_DIVERSITY.get(domain)
+    if extra and isinstance(learner, HierarchicalConfig) and learner.diversity.k > 1:
+        learner = dataclasses.replace(learner, diversity=dataclasses.replace(learner.diversity, **extra))
+    return TrainConfig(domain=domain, method=method, learner=learner, **overrides)
+
+
+def config_to_dict(cfg: Any) -> dict[str, Any]:
+    """A JSON-ready dict of a config dataclass (tuples become lists)."""
+    return dataclasses.asdict(cfg)
+
+
+def _build(cls: type, data: dict[str, Any], where: str) -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected an object, got {type(data).__name__}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ConfigError(f"{where}: unknown field {unknown[0]!r} (known: {', '.join(fields)})")
+    kwargs: dict[str, Any] = {}
+    for name, value in data.items():
+        sub = _NESTED.get((cls, name))
+        if sub is not None:
+            kwargs[name] = _build(sub, value, f"{where}.{name}")
+        elif name == "k_overrides":
+            kwargs[name] = tuple((str(n), int(k)) for n, k in (value.items() if isinstance(value, dict) else value))
+        else:
+            kwargs[name] = value
+    try:
+        return cls(**kwargs)
+    except TypeError as err:
+        raise ConfigError(f"{where}: {err}") from None
+
+
+_NESTED: dict[tuple[type, str], type] = {
+    (HierarchicalConfig, "q"): QConfig, (HierarchicalConfig, "diversity"): DiversityConfig,
+    (HierarchicalConfig, "meta"): MetaConfig, (FlatConfig, "q"): QConfig,
+}
+
+
+def config_from_dict(data: dict[str, Any], where: str = "config") -> TrainConfig:
+    """Rebuild a ``TrainConfig`` from ``config_to_dict`` output; raises ``ConfigError``."""
+    if not isinstance(data, dict) or "learner" not in data:
+        raise ConfigError(f"{where}: not a training config (no 'learner')")
+    learner = data["learner"]
+    kind = learner.get("kind") if isinstance(learner, dict) else None
+    cls = {"hierarchical": HierarchicalConfig, "flat": FlatConfig}.get(kind)  # type: ignore[arg-type]
+    if cls is None:
+        raise ConfigError(f"{where}.learner: unknown kind {kind!r}")
+    top = dict(data)
+    top["learner"] = _build(cls, learner, f"{where}.learner")
+    fields = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(top) - fields)
+    if unknown:
+        raise ConfigError(f"{where}: unknown field {unknown[0]!r}")
+    try:
+        return TrainConfig(**top)
+    except TypeError as err:
+        raise ConfigError(f"{where}: {err}") from None
+
+
+def merge_overrides(cfg: TrainConfig, overrides: dict[str, Any], where: str = "config") -> TrainConfig:
+    """Apply a partial dict (nested like ``config_to_dict``) onto ``cfg``."""
+    def deep(base: dict[str, Any], extra: Any, path: str) -> dict[str, Any]:
+        if not isinstance(extra, dict):
+            raise ConfigError(f"{path}: expected an object")
+        out = dict(base)
+        for key, value in extra.items():
+            if key not in base:
+                raise ConfigError(f"{path}: unknown field {key!r}")
+            out[key] = deep(base[key], value, f"{path}.{key}") if isinstance(base[key], dict) else value
+        return out
+    return config_from_dict(deep(config_to_dict(cfg), overrides, where), where)
+
+
+def small_preset(cfg: TrainConfig, total_steps: int = 20_000) -> TrainConfig:
+    """A small-budget variant for tests and smoke runs (fewer eval episodes, smaller buffers)."""
+    learner = cfg.learner
+    q = dataclasses.replace(learner.q, replay_capacity=50_000, sil_capacity=20_000)
+    learner = dataclasses.replace(learner, q=q)
+    return dataclasses.replace(cfg, learner=learner, total_steps=total_steps,
+                               eval_interval=max(500, total_steps // 10), eval_episodes=2)

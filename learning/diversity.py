@@ -1,0 +1,165 @@
+"""Diverse skills for one landmark: k Q-learners plus the diversity reward (ASGRL Eq. 2–6).
+
+The reward of skill z on reaching its landmark in state s is R_L + α·R_d with
+R_d = clip(log p(z|s), log_p_min, 0) (Eq. 2–3), recomputed at replay time from the current
+counts (reference_code.md §1.6). p(z|s) is estimated
+
+* by counts (Eq. 4): p(z|s) = (n(s,z) + c) / Σ_z' (n(s,z') + c), c = 1e-6 (§1.6);
+* in the curriculum variant, by Bayes with Laplace smoothing (Eq. 5–6):
+  p(z|s) = (p(s|z)p(z) + α_L) / (Σ_z' p(s|z')p(z') + |Z|·α_L), p(s|z) = n(s,z) / Σ_s' n(s',z),
+  p(z) = rollouts of z / all rollouts (Laplace-smoothed, reset whenever a skill is added).
+
+Counts cover successful terminal states only, as Eq. 2 pays the bonus only there (the official
+non-curriculum code also counted failure states; the curriculum code did not, §1.6). States are
+counted exactly (their id) or by k-means cluster of their pixels (App. D).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from asg.learning.clustering import KMeansAbstraction
+from asg.learning.config import DiversityConfig, QConfig
+from asg.learning.tabular_q import BonusFn, TabularQ
+
+
+def count_posterior(counts: np.ndarray, z: int, smoothing: float) -> np.ndarray:
+    """Eq. 4. counts: (m, k) rows of n(s, ·) over the active skills -> p(z|s) (m,)."""
+    smoothed = counts + smoothing
+    return smoothed[:, z] / smoothed.sum(axis=1)
+
+
+def bayes_posterior(counts: np.ndarray, totals: np.ndarray, rollouts: np.ndarray, z: int,
+                    laplace: float) -> np.ndarray:
+    """Eq. 5–6. counts: (m, k) n(s, ·); totals: (k,) Σ_s n(s, ·); rollouts: (k,) runs per skill."""
+    k = counts.shape[1]
+    p_s_given_z = np.divide(counts, totals, out=np.zeros_like(counts, dtype=np.float64), where=totals > 0)
+    prior = (rollouts + 1.0) / (rollouts.sum() + k)  # Laplace-smoothed p(z)
+    joint = p_s_given_z * prior  # (m, k)
+    return (joint[:, z] + laplace) / (joint.sum(axis=1) + k * laplace)
+
+
+def diversity_reward(p: np.ndarray, alpha: float, log_p_min: float) -> np.ndarray:
+    """α · clip(log p, log_p_min, 0) (Eq. 2–3)."""
+    with np.errstate(divide="ignore"):
+        return alpha * np.clip(np.log(p), log_p_min, 0.0)
+
+
+class DiversityEstimator:
+    """Counts of (terminal state, skill) for one landmark and the p(z|s) estimate."""
+
+    def __init__(self, k: int, cfg: DiversityConfig, rng: np.random.Generator) -> None:
+        self.k = k
+        self.cfg = cfg
+        self.counts = np.zeros((64, k))  # (keys, k)
+        self.rollouts = np.zeros(k)
+        self.kmeans = KMeansAbstraction(k, cfg.kmeans_buffer, rng) if cfg.abstraction == "kmeans" else None
+        self._dirty = False
+
+    def _keys(self, state_ids: np.ndarray) -> np.ndarray:
+        if self.kmeans is None:
+            return state_ids
+        return np.array([self.kmeans.cluster(int(s)) for s in state_ids], dtype=np.int64)
+
+    def _recount(self) -> None:
+        assert self.kmeans is not None
+        self.counts = np.zeros((max(self.k, 1), self.k))
+        for sid, z in self.kmeans.records:
+            self.counts[self.kmeans.cluster(sid), z] += 1
+        self._dirty = False
+
+    def record_success(self, state_id: int, z: int, obs: Any = None) -> None:
+        """Skill ``z`` reached the landmark in ``state_id`` (``obs`` feeds k-means)."""
+        if self.kmeans is not None:
+            self.kmeans.add(state_id, z, np.asarray(obs))
+            self._dirty = True
+            return
+        if state_id >= self.counts.shape[0]:
+            grown = np.zeros((max(state_id + 1, 2 * self.counts.shape[0]), self.k))
+            grown[: self.counts.shape[0]] = self.counts
+            self.counts = grown
+        self.counts[state_id, z] += 1
+
+    def record_rollout(self, z: int) -> None:
+        """Skill ``z`` was run once (the prior of Eq. 5)."""
+        self.rollouts[z] += 1
+
+    def reset_prior(self) -> None:
+        """Forget the rollout counts (a skill was added, §1.6)."""
+        self.rollouts[:] = 0
+
+    def posterior(self, state_ids: np.ndarray, z: int, active: int) -> np.ndarray:
+        """p(z | s) for each state id among the first ``active`` skills; (m,)."""
+        if self.kmeans is not None and self._dirty:
+            self._recount()
+        keys = self._keys(np.asarray(state_ids, dtype=np.int64))
+        rows = np.zeros((len(keys), active))
+        known = (keys >= 0) & (keys < self.counts.shape[0])
+        rows[known] = self.counts[keys[known], :active]
+        if self.cfg.curriculum:
+            totals = self.counts[:, :active].sum(axis=0)
+            return bayes_posterior(rows, totals, self.rollouts[:active], z, self.cfg.laplace)
+        return count_posterior(rows, z, self.cfg.count_smoothing)
+
+
+class SkillSet:
+    """The k skills of one subgoal, their diversity estimator and the curriculum over k."""
+
+    def __init__(self, name: str, k: int, q_cfg: QConfig, cfg: DiversityConfig, n_actions: int,
+                 rng: np.random.Generator) -> None:
+        self.name = name
+        self.cfg = cfg
+        self.skills = [TabularQ(q_cfg, n_actions) for _ in range(k)]
+        self.active = 1 if cfg.curriculum else k
+        self.estimator = DiversityEstimator(k, cfg, rng)
+        self._bonus: list[BonusFn | None] = [self._make_bonus(z) for z in range(k)]
+
+    def _make_bonus(self, z: int) -> BonusFn | None:
+        if self.cfg.alpha == 0.0 or len(self.skills) == 1:
+            return None
+
+        def bonus(s2: np.ndarray) -> np.ndarray:
+            p = self.estimator.posterior(s2, z, self.active)
+            return diversity_reward(p, self.cfg.alpha, self.cfg.log_p_min)
+        return bonus
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_bonus"] = None  # closures are rebuilt on load
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._bonus = [self._make_bonus(z) for z in range(len(self.skills))]
+
+    def bonus_fn(self, z: int) -> BonusFn | None:
+        """The replay-time diversity term of skill ``z`` (None without diversity)."""
+        return self._bonus[z]
+
+    def on_rollout(self, z: int) -> None:
+        """Skill ``z`` starts a training run."""
+        self.estimator.record_rollout(z)
+
+    def on_success(self, z: int, state_id: int, obs: Any = None) -> None:
+        """Skill ``z`` reached the landmark in ``state_id``: count it."""
+        self.estimator.record_success(state_id, z, obs)
+
+    def on_segment_end(self, z: int, reached: bool) -> None:
+        """Close the run of skill ``z``: SIL, ε decay on success, curriculum growth."""
+        skill = self.skills[z]
+        skill.end_segment(keep=reached)
+        if reached:
+            skill.successes += 1
+            if skill.cfg.decay_on == "success":
+                skill.decay_epsilon()
+        self.maybe_grow()
+
+    def maybe_grow(self) -> bool:
+        """Curriculum: add a skill once the newest one's ε fell below the threshold."""
+        if (self.cfg.curriculum and self.active < len(self.skills)
+                and self.skills[self.active - 1].epsilon < self.cfg.grow_below_epsilon):
+            self.active += 1
+            self.estimator.reset_prior()
+            return True
+        return False

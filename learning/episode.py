@@ -1,0 +1,41 @@
+"""What every learner exposes: one training episode, one frozen greedy episode, counters."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import gymnasium as gym
+
+from asg.learning.subgoals import Labeler, SubgoalSet
+
+
+@dataclass(frozen=True)
+class EpisodeStats:
+    """One episode: env steps, success (task goal true), subgoals reached in order."""
+
+    steps: int
+    success: bool
+    reached: tuple[str, ...] = ()
+    skills: tuple[tuple[str, int], ...] = ()  # (subgoal, skill) run, hierarchical learners only
+    seen: tuple[str, ...] = ()  # every labeler atom true at some step (greedy episodes only)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"steps": self.steps, "success": self.success, "reached": list(self.reached),
+                "skills": [list(s) for s in self.skills], "seen": list(self.seen)}
+
+
+class Learner(Protocol):
+    """A trainable agent; picklable as a whole (it holds no env and no labeler)."""
+
+    subgoals: SubgoalSet
+    env_steps: int
+    episodes: int
+
+    def train_episode(self, env: gym.Env, labeler: Labeler, seed: int, budget: int) -> EpisodeStats:
+        """Act, learn and count at most ``budget`` env steps."""
+        ...
+
+    def greedy_episode(self, env: gym.Env, labeler: Labeler, seed: int) -> EpisodeStats:
+        """Run the frozen greedy policy; changes nothing in the learner."""
+        ...

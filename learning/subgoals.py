@@ -1,0 +1,191 @@
+"""Subgoals from the symbolic model, and the wrapper that turns one into a skill MDP.
+
+``landmark_subgoals(task)`` takes the subgoals and their linearizations from the landmark graph
+(fact landmarks that occur in action preconditions or the goal, ASGRL Sec. 4.2);
+``plan_subgoals(task)`` takes one subgoal per operator of a plan (the Plan-HRL baseline).
+Nothing here is typed in by hand: both come from the model.
+
+``SubgoalWrapper`` runs one skill at a time on an env: reward R_L = 1 and termination when the
+target subgoal's atoms become true, failure (termination, reward 0) when another pending subgoal
+comes true first (strict ordering, reference_code.md §1.7) or the env terminates, and
+truncation after ``max_steps`` (a timeout bootstraps, §1.5).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+import gymnasium as gym
+
+from asg.learning.errors import DomainError
+from asg.planning.task import Atom, Task
+
+Labeler = Callable[[gym.Env], "frozenset[Atom] | set[Atom]"]
+
+
+@dataclass(frozen=True)
+class Subgoal:
+    """A set of atoms a skill must make true; ``name`` is e.g. ``(has-key)``."""
+
+    name: str
+    atoms: frozenset[Atom]
+    goal: bool = False
+
+    def holds(self, labels: frozenset[Atom] | set[Atom]) -> bool:
+        """All atoms true in ``labels``."""
+        return self.atoms <= labels
+
+
+@dataclass(frozen=True)
+class SubgoalSet:
+    """Subgoals, the orders in which they may be achieved, and the task goal."""
+
+    subgoals: tuple[Subgoal, ...]
+    linearizations: tuple[tuple[int, ...], ...]  # indices into subgoals, each a full order
+    goal: frozenset[Atom]
+    negative_goal: frozenset[Atom] = frozenset()
+    source: str = "landmarks"
+
+    def __post_init__(self) -> None:
+        if not self.subgoals or not self.linearizations:
+            raise DomainError("the model yields no subgoals: its goal is true initially or unreachable")
+
+    def __len__(self) -> int:
+        return len(self.subgoals)
+
+    def names(self) -> list[str]:
+        """Subgoal names in index order."""
+        return [sg.name for sg in self.subgoals]
+
+    def next_subgoals(self, achieved: Sequence[int]) -> tuple[int, ...]:
+        """Subgoals that some linearization puts right after the ``achieved`` prefix."""
+        depth = len(achieved)
+        prefix = tuple(achieved)
+        out: list[int] = []
+        for lin in self.linearizations:
+            if len(lin) > depth and lin[:depth] == prefix and lin[depth] not in out:
+                out.append(lin[depth])
+        return tuple(out)
+
+    def goal_reached(self, labels: frozenset[Atom] | set[Atom]) -> bool:
+        """The task goal holds in ``labels``."""
+        return self.goal <= labels and not (self.negative_goal & labels)
+
+    def to_json(self) -> dict[str, Any]:
+        """Names and linearizations, for run directories and ``--json``."""
+        return {"source": self.source, "subgoals": self.names(),
+                "linearizations": [[self.subgoals[i].name for i in lin] for lin in self.linearizations]}
+
+
+def _unique(seq: Iterable[int]) -> tuple[int, ...]:
+    out: list[int] = []
+    for item in seq:
+        if item not in out:
+            out.append(item)
+    return tuple(out)
+
+
+def landmark_subgoals(task: Task, limit: int = 100) -> SubgoalSet:
+    """ASGRL's subgoals: ``LandmarkGraph.subgoals()`` and its linearizations restricted to them."""
+    from asg.planning import compute_landmarks
+
+    graph = compute_landmarks(task)
+    landmarks = list(graph.subgoals())
+    position = {lm.id: i for i, lm in enumerate(landmarks)}
+    subgoals = tuple(Subgoal(" & ".join(sorted(str(a) for a in lm.atoms)), frozenset(lm.atoms), bool(lm.goal))
+                     for lm in landmarks)
+    lins: list[tuple[int, ...]] = []
+    for lin in graph.linearizations(limit=limit):
+        seq = _unique(position[lm.id] for lm in lin if lm.id in position)
+        if len(seq) == len(subgoals) and seq not in lins:
+            lins.append(seq)
+    if not lins and subgoals:
+        lins.append(tuple(range(len(subgoals))))  # subgoals() is itself in a topological order
+    return SubgoalSet(subgoals, tuple(lins), task.goal, task.negative_goal, "landmarks")
+
+
+def plan_subgoals(task: Task) -> SubgoalSet:
+    """Plan-HRL's subgoals: one per plan operator, the facts it adds that were not yet true."""
+    from asg.planning import find_plan
+
+    result = find_plan(task)
+    plan = list(result.plan or [])
+    state = task.init
+    subgoals: list[Subgoal] = []
+    for op in plan:
+        new = frozenset(op.add - state)
+        state = op.apply(state)
+        if new:
+            subgoals.append(Subgoal(op.name, new, task.goal_reached(state)))
+    if not subgoals:
+        raise DomainError(f"no plan with effects for {task.name!r} (planner status {result.status!r})")
+    return SubgoalSet(tuple(subgoals), (tuple(range(len(subgoals))),), task.goal, task.negative_goal, "plan")
+
+
+class SubgoalWrapper(gym.Wrapper):
+    """The skill MDP of one subgoal at a time: call ``begin`` before each skill.
+
+    ``info["subgoal"]`` is ``"reached"``, ``"violated"`` (another pending subgoal came true),
+    ``"env-terminated"`` or ``None``; ``info["labels"]`` holds the true atoms and
+    ``info["env_over"]`` whether the wrapped env's episode ended.
+    """
+
+    def __init__(self, env: gym.Env, labeler: Labeler, subgoals: SubgoalSet, *,
+                 max_steps: int = 700, strict: bool = True, reward: float = 1.0,
+                 track: bool = False) -> None:
+        super().__init__(env)
+        self.labeler = labeler
+        self.subgoal_set = subgoals
+        self.max_steps = max_steps
+        self.strict = strict
+        self.reward_value = reward
+        self.labels: frozenset[Atom] = frozenset()
+        self.track = track
+        self.seen: set[Atom] = set()  # every atom true at some step (when tracking)
+        self.target: Subgoal | None = None
+        self._watch: tuple[frozenset[Atom], ...] = ()
+        self._steps = 0
+
+    def _label(self) -> frozenset[Atom]:
+        labels = self.labeler(self.env)
+        self.labels = labels if isinstance(labels, frozenset) else frozenset(labels)
+        if self.track:
+            self.seen |= self.labels
+        return self.labels
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        """Reset the env; a subgoal already true here means model and env disagree."""
+        obs, info = self.env.reset(**kwargs)
+        self.seen = set()
+        labels = self._label()
+        for sg in self.subgoal_set.subgoals:
+            if sg.holds(labels):
+                raise DomainError(f"subgoal {sg.name} is true at reset, but the model says it is not initially true")
+        self.target = None
+        return obs, {**info, "labels": labels}
+
+    def begin(self, index: int, achieved: Sequence[int]) -> bool:
+        """Target subgoal ``index`` next; returns True when it already holds."""
+        self.target = self.subgoal_set.subgoals[index]
+        done = set(achieved) | {index}
+        self._watch = tuple(sg.atoms for i, sg in enumerate(self.subgoal_set.subgoals) if i not in done)
+        self._steps = 0
+        return self.target.holds(self.labels)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """One env step scored for the current target."""
+        if self.target is None:
+            raise RuntimeError("SubgoalWrapper.step before begin()")
+        obs, _, terminated, truncated, info = self.env.step(action)
+        labels = self._label()
+        self._steps += 1
+        status = None
+        if self.strict and any(atoms <= labels for atoms in self._watch):
+            status = "violated"
+        elif self.target.atoms <= labels:
+            status = "reached"
+        elif terminated:
+            status = "env-terminated"
+        reward = self.reward_value if status == "reached" else 0.0
+        info = {**info, "subgoal": status, "labels": labels, "env_over": terminated or truncated}
+        return obs, reward, status is not None, truncated or self._steps >= self.max_steps, info

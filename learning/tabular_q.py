@@ -1,0 +1,222 @@
+"""Tabular Q-learning with replay and self-imitation, vectorised over replay batches.
+
+Pieces: ``StateIndex`` (hashable observation -> dense int id), ``QTable`` (growing
+``(n_states, n_actions)`` array), ``TransitionBuffer`` (growing ring of transitions),
+``q_update`` (one batched Q-learning step) and ``TabularQ`` (ε-greedy learner with the official
+schedule of reference_code.md §1.5). No torch here.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Hashable
+
+import numpy as np
+
+from asg.learning.config import QConfig
+
+
+def obs_key(obs: Any) -> Hashable:
+    """A hashable, exact key of an observation (arrays by bytes, dicts by sorted fields)."""
+    if isinstance(obs, np.ndarray):
+        return obs.tobytes()
+    if isinstance(obs, dict):
+        return tuple(obs_key(obs[name]) for name in sorted(obs))
+    if isinstance(obs, (tuple, list)):
+        return tuple(obs_key(item) for item in obs)
+    if isinstance(obs, np.generic):
+        return obs.item()
+    return obs
+
+
+class StateIndex:
+    """Dense integer ids for observation keys, in order of first visit."""
+
+    def __init__(self) -> None:
+        self._ids: dict[Hashable, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def intern(self, key: Hashable) -> int:
+        """The id of ``key``, adding it when new."""
+        ids = self._ids
+        found = ids.get(key)
+        if found is None:
+            found = ids[key] = len(ids)
+        return found
+
+    def lookup(self, key: Hashable) -> int:
+        """The id of ``key``, or -1 when never seen (does not add it)."""
+        return self._ids.get(key, -1)
+
+
+class QTable:
+    """Q-values, one row per state id (zeros for states not yet seen)."""
+
+    def __init__(self, n_actions: int, capacity: int = 256) -> None:
+        self.n_actions = n_actions
+        self.values = np.zeros((capacity, n_actions))  # (rows, n_actions)
+
+    def ensure(self, n_states: int) -> None:
+        """Grow (doubling) so that ids < ``n_states`` have a row."""
+        rows = self.values.shape[0]
+        if n_states > rows:
+            grown = np.zeros((max(n_states, 2 * rows), self.n_actions))
+            grown[:rows] = self.values
+            self.values = grown
+
+    def greedy(self, s: int) -> int:
+        """argmax_a Q(s, a), first index on ties; action 0 for unknown states."""
+        if s < 0 or s >= self.values.shape[0]:
+            return 0
+        return int(self.values[s].argmax())
+
+    def value(self, s: int) -> float:
+        """max_a Q(s, a) (0 for unknown states)."""
+        if s < 0 or s >= self.values.shape[0]:
+            return 0.0
+        return float(self.values[s].max())
+
+
+_FIELDS = (("s", np.int32), ("a", np.int16), ("s2", np.int32), ("r", np.float32),
+           ("done", np.bool_), ("bonus", np.bool_))
+
+
+class TransitionBuffer:
+    """A ring buffer of (s, a, s2, r, done, bonus) that grows by doubling up to ``capacity``.
+
+    ``bonus`` marks transitions whose reward gets a term computed at replay time (the diversity
+    reward of a landmark state, recomputed with the current counts as in §1.6).
+    """
+
+    def __init__(self, capacity: int, initial: int = 1024) -> None:
+        self.capacity = capacity
+        size = min(capacity, initial)
+        self.data = {name: np.zeros(size, dtype) for name, dtype in _FIELDS}
+        self.size = 0
+        self._next = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _grow(self) -> None:
+        rows = len(self.data["s"])
+        if rows >= self.capacity:
+            return
+        new = min(self.capacity, 2 * rows)
+        for name, arr in self.data.items():
+            grown = np.zeros(new, arr.dtype)
+            grown[:rows] = arr
+            self.data[name] = grown
+
+    def add(self, s: int, a: int, s2: int, r: float, done: bool, bonus: bool) -> None:
+        """Append one transition (overwriting the oldest when full)."""
+        if self._next >= len(self.data["s"]):
+            self._grow()
+            if self._next >= len(self.data["s"]):
+                self._next = 0
+        i = self._next
+        d = self.data
+        d["s"][i] = s
+        d["a"][i] = a
+        d["s2"][i] = s2
+        d["r"][i] = r
+        d["done"][i] = done
+        d["bonus"][i] = bonus
+        self._next = i + 1
+        self.size = min(self.size + 1, self.capacity)
+
+    def extend(self, rows: list[tuple[int, int, int, float, bool, bool]]) -> None:
+        """Append many transitions."""
+        for row in rows:
+            self.add(*row)
+
+    def sample(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+        """``n`` transitions drawn uniformly with replacement."""
+        idx = rng.integers(0, self.size, n)
+        return {name: arr[idx] for name, arr in self.data.items()}
+
+
+BonusFn = Callable[[np.ndarray], np.ndarray]  # s2 ids (m,) -> extra reward (m,)
+
+
+def q_update(values: np.ndarray, batch: dict[str, np.ndarray], lr: float, gamma: float,
+             bonus_fn: BonusFn | None = None) -> None:
+    """One batched Q-learning step on ``values`` (in place).
+
+    target = r [+ bonus_fn(s2) where bonus] + γ·(1 − done)·max_a' Q(s2, a'); every target is
+    computed before any write, and a duplicated (s, a) in the batch is written once.
+    """
+    s, a, s2 = batch["s"], batch["a"], batch["s2"]
+    reward = batch["r"].astype(np.float64)
+    if bonus_fn is not None:
+        mask = batch["bonus"]
+        if mask.any():
+            reward[mask] += bonus_fn(s2[mask])
+    next_v = values[s2].max(axis=1)
+    next_v[batch["done"]] = 0.0
+    target = reward + gamma * next_v
+    current = values[s, a]
+    values[s, a] = current + lr * (target - current)
+
+
+class TabularQ:
+    """ε-greedy tabular Q-learner with replay and self-imitation buffers (§1.5)."""
+
+    def __init__(self, cfg: QConfig, n_actions: int) -> None:
+        self.cfg = cfg
+        self.n_actions = n_actions
+        self.q = QTable(n_actions)
+        self.replay = TransitionBuffer(cfg.replay_capacity)
+        self.sil = TransitionBuffer(cfg.sil_capacity)
+        self.epsilon = cfg.epsilon_start
+        self.successes = 0
+        self.updates = 0
+        self._steps = 0
+        self._segment: list[tuple[int, int, int, float, bool, bool]] = []
+
+    @property
+    def lr(self) -> float:
+        """max(lr_min, ε) when the rate follows ε (App. G), else the fixed ``lr_min``."""
+        if self.cfg.lr_follows_epsilon:
+            return max(self.cfg.lr_min, self.epsilon)
+        return self.cfg.lr_min
+
+    def act(self, s: int, rng: np.random.Generator) -> int:
+        """ε-greedy action (ε = 1 until ``learning_starts`` transitions are stored)."""
+        eps = self.epsilon if len(self.replay) >= self.cfg.learning_starts else 1.0
+        if rng.random() < eps:
+            return int(rng.integers(self.n_actions))
+        return self.q.greedy(s)
+
+    def greedy(self, s: int) -> int:
+        """The frozen greedy action."""
+        return self.q.greedy(s)
+
+    def observe(self, s: int, a: int, s2: int, r: float, done: bool, bonus: bool = False) -> None:
+        """Store a transition in replay and in the current segment (for SIL)."""
+        self.q.ensure(max(s, s2) + 1)
+        row = (s, a, s2, r, done, bonus)
+        self.replay.add(*row)
+        self._segment.append(row)
+
+    def learn(self, rng: np.random.Generator, bonus_fn: BonusFn | None = None) -> None:
+        """The per-step update: one replay batch, plus one SIL batch once SIL is big enough."""
+        cfg = self.cfg
+        self._steps += 1
+        if len(self.replay) < cfg.learning_starts or self._steps % cfg.update_every:
+            return
+        lr = self.lr
+        q_update(self.q.values, self.replay.sample(rng, cfg.batch_size), lr, cfg.gamma, bonus_fn)
+        self.updates += 1
+        if cfg.sil_batch_size and len(self.sil) > cfg.sil_batch_size:
+            q_update(self.q.values, self.sil.sample(rng, cfg.sil_batch_size), lr, cfg.gamma, bonus_fn)
+
+    def end_segment(self, keep: bool) -> None:
+        """Close the current segment; ``keep`` copies it into the SIL buffer."""
+        if keep:
+            self.sil.extend(self._segment)
+        self._segment = []
+
+    def decay_epsilon(self) -> None:
+        """ε *= decay, floored (called on success or per episode, by ``cfg.decay_on``)."""
+        self.epsilon = max(self.cfg.epsilon_min, self.epsilon * self.cfg.epsilon_decay)

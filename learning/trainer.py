@@ -1,0 +1,154 @@
+"""The training loop shared by every method: budget, evaluation points, early stop, checkpoints.
+
+``train`` runs training episodes until the env-step budget is spent, evaluates the frozen greedy
+policy every ``eval_interval`` env steps on a separate env with fixed seeds, stops early after
+``early_stop_evals`` evaluation points in a row at success 1.0, checkpoints every
+``checkpoint_interval`` steps and whenever ``should_stop()`` says so (the CLI's Ctrl-C), and ends
+with a final evaluation. Same config and seed give identical metrics (wall time aside).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from asg.learning.config import TrainConfig
+from asg.learning.episode import EpisodeStats, Learner
+from asg.learning.evaluation import eval_seeds, evaluate
+from asg.learning.registry import (DomainBinding, bind_domain, build_learner, env_max_steps,
+                                   make_subgoals)
+from asg.learning.run_dir import RunDir
+
+Progress = Callable[[int, EpisodeStats, "TrainerState"], None]
+
+
+@dataclass
+class TrainerState:
+    """The loop's own state, checkpointed with the learner."""
+
+    rng: np.random.Generator  # draws the reset seed of every training episode
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    next_eval: int = 0
+    streak: int = 0
+    steps_to_success: int | None = None
+    wall_seconds: float = 0.0
+    last_checkpoint: int = 0
+    recent: list[bool] = field(default_factory=list)  # successes of the last 20 training episodes
+    status: str = "running"  # running | finished | solved | interrupted
+    last_episode: dict[str, Any] | None = None  # first greedy episode of the latest evaluation
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """The outcome of a run; ``to_json`` is ``result.json``."""
+
+    domain: str
+    method: str
+    seed: int
+    success_rate: float
+    eval_episodes: int
+    env_steps: int
+    wall_seconds: float
+    episodes: int
+    steps_to_success: int | None
+    status: str
+    run_dir: str | None = None
+    final_episode: dict[str, Any] | None = None  # what the final greedy policy did (diagnosis)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``result.json`` content."""
+        return {"domain": self.domain, "method": self.method, "seed": self.seed,
+                "success_rate": self.success_rate, "eval_episodes": self.eval_episodes,
+                "env_steps": self.env_steps, "wall_seconds": round(self.wall_seconds, 3),
+                "episodes": self.episodes, "steps_to_success": self.steps_to_success,
+                "status": self.status, "run_dir": self.run_dir, "final_episode": self.final_episode}
+
+
+def _eval_row(learner: Learner, env: Any, binding: DomainBinding, cfg: TrainConfig, state: TrainerState,
+              wall: float) -> dict[str, Any]:
+    result = evaluate(learner, env, binding.labeler, eval_seeds(cfg.seed, cfg.eval_episodes))
+    state.last_episode = result.episodes[0].to_json()
+    recent = state.recent[-20:]
+    return {"env_steps": learner.env_steps, "episodes": learner.episodes,
+            "success_rate": result.success_rate, "mean_reached": round(result.mean_reached, 4),
+            "eval_steps": round(result.mean_steps, 2),
+            "train_success": round(sum(recent) / len(recent), 4) if recent else 0.0,
+            "wall_seconds": round(wall, 3)}
+
+
+def train(cfg: TrainConfig, binding: DomainBinding | None = None, *, run_dir: RunDir | None = None,
+          resume: bool = False, progress: Progress | None = None,
+          should_stop: Callable[[], bool] | None = None) -> TrainResult:
+    """Train (or resume from ``run_dir``'s checkpoint) and return the final result."""
+    binding = binding or bind_domain(cfg.domain, cfg.model)
+    subgoals = make_subgoals(cfg, binding.task)
+    max_steps = env_max_steps(cfg, subgoals)
+    env = binding.make_env(max_steps=max_steps)
+    eval_env = binding.make_env(max_steps=max_steps)
+    learner: Learner
+    if resume:
+        if run_dir is None:
+            raise ValueError("resume needs a run directory")
+        payload = run_dir.load_checkpoint()
+        learner, state = payload["learner"], payload["state"]
+        if state.status != "solved":
+            state.status = "running"  # a larger budget continues a finished run
+    else:
+        learner = build_learner(cfg, subgoals, int(env.action_space.n))
+        state = TrainerState(rng=np.random.default_rng(np.random.SeedSequence([cfg.seed, 0x7A1])))
+    start = time.perf_counter() - state.wall_seconds
+
+    def wall() -> float:
+        return time.perf_counter() - start
+
+    def record_eval() -> float:
+        row = _eval_row(learner, eval_env, binding, cfg, state, wall())
+        state.rows.append(row)
+        rate = float(row["success_rate"])
+        state.streak = state.streak + 1 if rate >= 1.0 else 0
+        if rate >= 1.0 and state.steps_to_success is None:
+            state.steps_to_success = learner.env_steps
+        state.next_eval = (learner.env_steps // cfg.eval_interval + 1) * cfg.eval_interval
+        if run_dir is not None:
+            run_dir.write_metrics(state.rows)
+        return rate
+
+    def checkpoint() -> None:
+        state.wall_seconds = wall()
+        state.last_checkpoint = learner.env_steps
+        if run_dir is not None:
+            run_dir.save_checkpoint({"learner": learner, "state": state}, learner.env_steps)
+
+    if not state.rows:
+        record_eval()
+    while state.status == "running":
+        if learner.env_steps >= cfg.total_steps:
+            state.status = "finished"
+            break
+        if should_stop is not None and should_stop():
+            state.status = "interrupted"
+            break
+        seed = int(state.rng.integers(2**31 - 1))
+        stats = learner.train_episode(env, binding.labeler, seed, cfg.total_steps - learner.env_steps)
+        state.recent = (state.recent + [stats.success])[-20:]
+        if progress is not None:
+            progress(learner.env_steps, stats, state)
+        if learner.env_steps >= state.next_eval:
+            record_eval()
+            if cfg.early_stop_evals and state.streak >= cfg.early_stop_evals:
+                state.status = "solved"
+        if learner.env_steps - state.last_checkpoint >= cfg.checkpoint_interval:
+            checkpoint()
+    if state.rows[-1]["env_steps"] != learner.env_steps:
+        record_eval()
+    checkpoint()
+    result = TrainResult(cfg.domain, cfg.method, cfg.seed, float(state.rows[-1]["success_rate"]),
+                         cfg.eval_episodes, learner.env_steps, state.wall_seconds, learner.episodes,
+                         state.steps_to_success, state.status,
+                         str(run_dir.path) if run_dir is not None else None, state.last_episode)
+    if run_dir is not None:
+        run_dir.write_result(result.to_json())
+        run_dir.plot_curve(state.rows, f"{cfg.domain} / {cfg.method} / seed {cfg.seed}")
+    return result

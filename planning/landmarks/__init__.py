@@ -1,0 +1,78 @@
+"""Landmark factories: h^m landmarks and orderings, optional reasonable orderings.
+
+``compute_landmarks(task, m, reasonable)`` is the one entry point; the factories are
+listed in ``METHODS`` so the CLI builds its choices from them.
+"""
+from __future__ import annotations
+
+import time
+
+import networkx as nx
+
+from asg.planning.landmark_graph import Landmark, LandmarkGraph, Ordering
+from asg.planning.landmarks.hm import HmResult, hm_landmarks
+from asg.planning.task import Task
+
+METHODS = {"hm": hm_landmarks}
+
+
+def compute_landmarks(task: Task, m: int = 1, reasonable: bool = False, method: str = "hm") -> LandmarkGraph:
+    """Fact (m=1) or fact and conjunctive (m=2) landmarks of ``task`` with their orderings."""
+    if method not in METHODS:
+        raise ValueError(f"unknown landmark method {method!r}; choose from {sorted(METHODS)}")
+    start = time.perf_counter()
+    result = METHODS[method](task, m)
+    graph = _build_graph(task, result, m, method)
+    if reasonable:
+        from asg.planning.landmarks.reasonable import reasonable_orderings
+
+        graph.reasonable = reasonable_orderings(graph)
+    graph.seconds = time.perf_counter() - start
+    return graph
+
+
+def _build_graph(task: Task, result: HmResult, m: int, method: str) -> LandmarkGraph:
+    reached_goal = all(g in result.labels for g in result.goal_msets)
+    nodes: set[int] = set(result.goal_msets)
+    if reached_goal:
+        for g in result.goal_msets:
+            nodes.update(result.members(result.labels[g]))
+    edges: dict[tuple[int, int], str] = {}
+    if reached_goal:
+        for v in nodes:
+            for u in result.members(result.labels.get(v, 0)):
+                if u in nodes and u != v:
+                    edges[(u, v)] = "natural"
+            for u in result.members(result.greedy_necessary.get(v, 0)):
+                if u in nodes and u != v:
+                    edges[(u, v)] = "greedy-necessary"
+    dag = nx.DiGraph()
+    dag.add_nodes_from(nodes)
+    dag.add_edges_from(edges)
+    reduced = nx.transitive_reduction(dag)
+    kept = {e: kind for e, kind in edges.items() if kind == "greedy-necessary" or reduced.has_edge(*e)}
+
+    def name(i: int) -> str:
+        return " ".join(sorted(str(result.facts[f]) for f in result.msets[i]))
+
+    order = list(nx.lexicographical_topological_sort(dag, key=name))
+    new_id = {old: new for new, old in enumerate(order)}
+    goal_set = set(result.goal_msets)
+    landmarks = [
+        Landmark(
+            id=new_id[old],
+            atoms=frozenset(result.facts[f] for f in result.msets[old]),
+            kind="fact" if len(result.msets[old]) == 1 else "conjunctive",
+            initially_true=old in result.init_msets,
+            goal=old in goal_set,
+        )
+        for old in order
+    ]
+    orderings = sorted(
+        (Ordering(new_id[u], new_id[v], kind) for (u, v), kind in kept.items()),
+        key=lambda o: (o.source, o.target),
+    )
+    return LandmarkGraph(task, landmarks, orderings, m=m, method=method, relaxed_solvable=reached_goal)
+
+
+__all__ = ["METHODS", "Landmark", "LandmarkGraph", "Ordering", "compute_landmarks"]

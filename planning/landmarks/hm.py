@@ -1,0 +1,247 @@
+"""h^m landmarks on the AND/OR graph of Π^m (Keyder, Richter & Helmert, ECAI 2010).
+
+For m = 1 the nodes are facts; for m = 2 they are facts and pairs of facts ("m-sets"), and
+each operator ``a`` gains, for every fact ``c`` it leaves untouched, a conditional no-op
+``a_c`` that carries ``c`` alongside a's effects (Haslum's Π^m compilation).
+
+Each reached m-set E carries a label LM(E), the m-sets that every relaxed derivation of E
+passes through. Labels start at the label of E's first achiever and only shrink:
+
+    L(a)  = ∪_{P ∈ pre(a)} ({P} ∪ LM(P))
+    LM(E) = ∩_{a achieves E} L(a)          (E in s0: LM(E) = ∅)
+
+iterated to the greatest fixpoint. Labels are Python ints used as bitsets over m-set ids,
+so union and intersection run in C. Orderings: ``P ∈ LM(E)`` gives a natural ordering
+P → E; the pre-m-sets shared by all first achievers of E (achievers with E ∉ L(a)) give
+greedy-necessary orderings.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from collections import defaultdict, deque
+from itertools import combinations
+
+from asg.planning.task import Atom, Task
+
+
+@dataclass(frozen=True)
+class HmResult:
+    """The raw fixpoint: m-sets (tuples of fact ids), their labels and gn parents."""
+
+    facts: tuple[Atom, ...]
+    msets: tuple[tuple[int, ...], ...]  # id -> sorted fact ids
+    labels: dict[int, int]  # id -> bitset of ids (reached m-sets only)
+    greedy_necessary: dict[int, int]  # id -> bitset of ids shared by its first achievers
+    goal_msets: tuple[int, ...]
+    init_msets: frozenset[int]
+
+    def members(self, bits: int) -> list[int]:
+        """Ids set in a bitset, ascending."""
+        out, i = [], 0
+        while bits:
+            low = bits & -bits
+            i = low.bit_length() - 1
+            out.append(i)
+            bits ^= low
+        return out
+
+
+class _MSets:
+    """Ids for m-sets: fact f has id f; pairs get the next free id when first needed."""
+
+    def __init__(self, n_facts: int) -> None:
+        self.sets: list[tuple[int, ...]] = [(f,) for f in range(n_facts)]
+        self.pair_ids: dict[tuple[int, int], int] = {}
+
+    def pair(self, f: int, g: int) -> int:
+        key = (f, g) if f < g else (g, f)
+        found = self.pair_ids.get(key)
+        if found is None:
+            found = len(self.sets)
+            self.sets.append(key)
+            self.pair_ids[key] = found
+        return found
+
+    def of(self, facts: list[int], m: int) -> list[int]:
+        """Ids of every m-subset (size 1..m) of ``facts``."""
+        ids = list(facts)
+        if m >= 2:
+            ids.extend(self.pair(f, g) for f, g in combinations(facts, 2))
+        return ids
+
+
+def hm_landmarks(task: Task, m: int = 1) -> HmResult:
+    """Compute h^m labels (m in {1, 2}) and first-achiever orderings of ``task``."""
+    if m not in (1, 2):
+        raise ValueError("m must be 1 or 2")
+    fact_id = {fact: i for i, fact in enumerate(task.facts)}
+    msets = _MSets(len(task.facts))
+    ops = []
+    for op in task.operators:
+        pre = sorted(fact_id[a] for a in op.pre)
+        add = sorted(fact_id[a] for a in op.add)
+        delete = {fact_id[a] for a in op.delete}
+        post = sorted(set(add) | (set(pre) - delete))
+        pre_ids = msets.of(pre, m)
+        pre_set = set(pre_ids)
+        effects = [e for e in msets.of(post, m) if e not in pre_set]
+        touched = 0
+        for f in set(add) | delete | set(pre):
+            touched |= 1 << f
+        ops.append((pre, add, pre_ids, effects, touched))
+
+    init = sorted(fact_id[a] for a in task.init)
+    labels: dict[int, int] = {i: 0 for i in msets.of(init, m)}
+    init_msets = frozenset(labels)
+
+    def label_of(ids: list[int]) -> int | None:
+        bits = 0
+        for i in ids:
+            lab = labels.get(i)
+            if lab is None:
+                return None
+            bits |= lab | (1 << i)
+        return bits
+
+    _propagate(task, m, ops, msets, labels, label_of)
+    greedy = _greedy_necessary(task, ops, msets, labels, label_of, m)
+    goal = sorted(fact_id[a] for a in task.goal if a in fact_id)
+    return HmResult(tuple(task.facts), tuple(msets.sets), labels, greedy,
+                    tuple(msets.of(goal, m)), init_msets)
+
+
+def _propagate(task: Task, m: int, ops: list, msets: _MSets, labels: dict[int, int], label_of) -> None:
+    """Shrink labels to the fixpoint, re-evaluating only what a change can affect.
+
+    Work items are operators and (for m = 2) conditional no-ops (a, c). When an m-set is
+    reached or its label shrinks, the operators with it in their precondition are queued;
+    a pair {c, x} also queues the no-ops of c for operators needing x (and vice versa).
+    """
+    n_facts = len(task.facts)
+    by_pre_mset: dict[int, list[int]] = defaultdict(list)
+    by_pre_fact: dict[int, list[int]] = defaultdict(list)
+    for k, (pre, _, pre_ids, _, _) in enumerate(ops):
+        for i in pre_ids:
+            by_pre_mset[i].append(k)
+        for f in pre:
+            by_pre_fact[f].append(k)
+    no_pre = [k for k, op in enumerate(ops) if not op[0]]
+    op_label: list[int | None] = [None] * len(ops)
+    partners = [0] * n_facts  # partners[x]: facts c with {c, x} reached
+    reached_facts = 0
+    queue: deque = deque()
+    queued: set = set()
+
+    def push(item) -> None:
+        if item not in queued:
+            queued.add(item)
+            queue.append(item)
+
+    def noop_candidates(k: int) -> int:
+        pre, add, _, _, touched = ops[k]
+        bits = reached_facts & ~touched
+        for x in pre:
+            bits &= partners[x]
+        return bits
+
+    def changed(i: int) -> None:
+        nonlocal reached_facts
+        for k in by_pre_mset.get(i, ()):
+            push(k)
+        if m < 2:
+            return
+        members = msets.sets[i]
+        if len(members) == 1:
+            c = members[0]
+            reached_facts |= 1 << c
+            for k in no_pre:
+                if op_label[k] is not None and not (ops[k][4] >> c) & 1:
+                    push((k, c))
+            for k in range(len(ops)):
+                if op_label[k] is not None and ops[k][1] and not (ops[k][4] >> c) & 1:
+                    pre = ops[k][0]
+                    if all((partners[x] >> c) & 1 for x in pre):
+                        push((k, c))
+        else:
+            c, x = members
+            partners[c] |= 1 << x
+            partners[x] |= 1 << c
+            for f, g in ((c, x), (x, c)):
+                for k in by_pre_fact.get(g, ()):
+                    if op_label[k] is not None and ops[k][1] and not (ops[k][4] >> f) & 1:
+                        push((k, f))
+
+    def update(effect: int, bits: int) -> None:
+        old = labels.get(effect)
+        new = bits if old is None else old & bits
+        if new != old:
+            labels[effect] = new
+            changed(effect)
+
+    for i in list(labels):
+        changed(i)
+    for k in range(len(ops)):
+        push(k)
+    while queue:
+        item = queue.popleft()
+        queued.discard(item)
+        if isinstance(item, int):
+            pre, add, pre_ids, effects, touched = ops[item]
+            label = label_of(pre_ids)
+            if label is None or label == op_label[item]:
+                continue
+            op_label[item] = label
+            for effect in effects:
+                update(effect, label)
+            if m == 2 and add:
+                bits = noop_candidates(item)
+                while bits:
+                    low = bits & -bits
+                    push((item, low.bit_length() - 1))
+                    bits ^= low
+        else:
+            k, c = item
+            base = op_label[k]
+            pre, add = ops[k][0], ops[k][1]
+            cond = label_of([c] + [msets.pair(c, x) for x in pre])
+            if base is None or cond is None:
+                continue
+            bits = base | cond
+            for e in add:
+                update(msets.pair(c, e), bits)
+
+
+def _greedy_necessary(task, ops, msets, labels, label_of, m) -> dict[int, int]:
+    """For each m-set: the pre-m-sets common to all its first achievers (final labels)."""
+    shared: dict[int, int] = {}
+
+    def meet(effect: int, pre_bits: int) -> None:
+        shared[effect] = shared.get(effect, pre_bits) & pre_bits
+
+    for pre, add, pre_ids, effects, touched in ops:
+        op_label = label_of(pre_ids)
+        if op_label is None:
+            continue
+        pre_bits = 0
+        for i in pre_ids:
+            pre_bits |= 1 << i
+        for effect in effects:
+            if not (op_label >> effect) & 1:
+                meet(effect, pre_bits)
+        if m == 2 and add:
+            for c in range(len(task.facts)):
+                if (touched >> c) & 1 or c not in labels:
+                    continue
+                cond = [c] + [msets.pair(c, x) for x in pre]
+                noop_label = label_of(cond)
+                if noop_label is None:
+                    continue
+                noop_label |= op_label
+                noop_pre = pre_bits
+                for i in cond:
+                    noop_pre |= 1 << i
+                for e in add:
+                    effect = msets.pair(c, e)
+                    if not (noop_label >> effect) & 1:
+                        meet(effect, noop_pre)
+    return shared

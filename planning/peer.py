@@ -1,0 +1,197 @@
+"""Fast Downward's own landmark factories as the peer asg must agree with.
+
+Runs the FD build shipped in ``up-fast-downward`` on a task, reads the landmark graph it
+dumps with ``verbosity=debug``, and compares it with asg's. Only what FD's translator
+changes is normalised, and every normalisation is listed here:
+
+* FD prints ``Atom on(b, a)`` / ``NegatedAtom alarm()``; asg prints ``(on b a)`` /
+  ``(not (alarm))``. Conjunctive landmarks print as ``A & B``.
+* The translator compiles static facts away, so asg's static landmarks (nullary
+  propositions no action changes, e.g. Mario's ``at-upper-platform``) are dropped before
+  comparing, together with the orderings through them.
+* Natural orderings are thinned by FD in an order-dependent way, so orderings are compared
+  by their transitive closure; greedy-necessary edges are also compared one by one.
+
+Each FD call gets its own working directory: the driver writes ``output.sas`` to the cwd,
+and two concurrent calls in one directory corrupt each other's answer.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import networkx as nx
+
+from asg.planning.errors import PlannerError
+from asg.planning.landmark_graph import LandmarkGraph
+
+_NODE = re.compile(r'^\s*lm(\d+) \[label="(.*?)"((?:, style=\w+)*)\];$')
+_EDGE = re.compile(r'^\s*lm(\d+) -> lm(\d+) \[label="(\w+)"\];$')
+_FACT = re.compile(r"^(Atom|NegatedAtom) ([^()]+)\((.*)\)$")
+_KINDS = {"gn": "greedy-necessary", "n": "natural", "r": "reasonable", "nec": "necessary"}
+
+
+@dataclass
+class PeerGraph:
+    """FD's landmark graph in asg's vocabulary: landmarks are frozensets of atom strings."""
+
+    landmarks: set[frozenset[str]]
+    goal: set[frozenset[str]]
+    initially_true: set[frozenset[str]]
+    orderings: set[tuple[frozenset[str], frozenset[str], str]]
+    seconds: float  # wall time of the whole FD run (translate + factory)
+
+
+@dataclass
+class Comparison:
+    """Where asg and FD agree and differ on one task."""
+
+    missing: set[frozenset[str]] = field(default_factory=set)  # FD has, asg lacks
+    extra: set[frozenset[str]] = field(default_factory=set)  # asg has, FD lacks
+    closure_missing: set[tuple] = field(default_factory=set)
+    closure_extra: set[tuple] = field(default_factory=set)
+    gn_missing: set[tuple] = field(default_factory=set)
+    gn_extra: set[tuple] = field(default_factory=set)
+
+    @property
+    def landmarks_equal(self) -> bool:
+        return not self.missing and not self.extra
+
+    @property
+    def orderings_equal(self) -> bool:
+        return not (self.closure_missing or self.closure_extra or self.gn_missing or self.gn_extra)
+
+
+def fd_driver() -> Path:
+    """Path of the Fast Downward driver inside the up-fast-downward package."""
+    import up_fast_downward
+
+    driver = Path(up_fast_downward.__file__).parent / "downward" / "fast-downward.py"
+    if not driver.is_file():
+        raise PlannerError(f"Fast Downward driver not found at {driver}")
+    return driver
+
+
+def fd_landmarks(domain_text: str, problem_text: str, m: int = 1, reasonable: bool = False,
+                 timeout: float | None = None) -> PeerGraph:
+    """Run FD's ``lm_hm(m)`` (wrapped in ``lm_reasonable_orders_hps`` if asked) and read its graph."""
+    factory = f"lm_hm(m={m}, verbosity=debug)"
+    if reasonable:
+        factory = f"lm_reasonable_orders_hps(lm_hm(m={m}), verbosity=debug)"
+    search = f"eager_greedy([landmark_sum({factory})], bound=0)"
+    with tempfile.TemporaryDirectory(prefix="asg-fd-") as workdir:
+        Path(workdir, "domain.pddl").write_text(domain_text)
+        Path(workdir, "problem.pddl").write_text(problem_text)
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(
+                [sys.executable, str(fd_driver()), "domain.pddl", "problem.pddl", "--search", search],
+                cwd=workdir, capture_output=True, text=True, timeout=timeout,
+                env={**os.environ, "PYTHONHASHSEED": "0"})
+        except subprocess.TimeoutExpired:
+            raise PlannerError(f"Fast Downward landmark run exceeded {timeout} s") from None
+        seconds = time.perf_counter() - start
+    dump = _dump_lines(proc.stdout)
+    if dump is None:
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
+        raise PlannerError(f"Fast Downward printed no landmark graph (exit {proc.returncode}): {' | '.join(tail)}")
+    return _parse_dump(dump, seconds)
+
+
+def _dump_lines(stdout: str) -> list[str] | None:
+    lines = stdout.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if "Dumping landmark graph" in line)
+        end = next(i for i, line in enumerate(lines) if "Landmark graph end" in line)
+    except StopIteration:
+        return None
+    return lines[start + 1:end]
+
+
+def _fact(text: str) -> str:
+    match = _FACT.match(text.strip())
+    if match is None:
+        raise PlannerError(f"unexpected fact in FD's landmark dump: {text!r}")
+    kind, predicate, args = match.groups()
+    parts = [predicate.strip()] + [a.strip() for a in args.split(",") if a.strip()]
+    atom = "(" + " ".join(parts) + ")"
+    return f"(not {atom})" if kind == "NegatedAtom" else atom
+
+
+def _parse_dump(lines: list[str], seconds: float) -> PeerGraph:
+    nodes: dict[int, frozenset[str]] = {}
+    goal, init, edges = set(), set(), []
+    for line in lines:
+        if (node := _NODE.match(line)) is not None:
+            ident, label, styles = node.groups()
+            if " | " in label:
+                raise PlannerError("FD produced a disjunctive landmark; lm_hm never should")
+            atoms = frozenset(_fact(part) for part in label.split(" & "))
+            nodes[int(ident)] = atoms
+            if "style=filled" in styles:
+                goal.add(atoms)
+            if "style=bold" in styles:
+                init.add(atoms)
+        elif (edge := _EDGE.match(line)) is not None:
+            edges.append((int(edge.group(1)), int(edge.group(2)), _KINDS[edge.group(3)]))
+    orderings = {(nodes[u], nodes[v], kind) for u, v, kind in edges}
+    return PeerGraph(set(nodes.values()), goal, init, orderings, seconds)
+
+
+def asg_view(graph: LandmarkGraph) -> PeerGraph:
+    """asg's graph in the peer's terms, with static facts removed as FD's translator does."""
+    changed = {a for op in graph.task.operators for a in op.add | op.delete}
+    changed |= set(graph.task.goal)
+
+    def kept(lm) -> bool:
+        return all(a in changed or a.negated for a in lm.atoms)
+
+    atoms = {lm.id: frozenset(lm.atom_strings()) for lm in graph.landmarks}
+    keep = {lm.id for lm in graph.landmarks if kept(lm)}
+    orderings = {(atoms[o.source], atoms[o.target], o.kind)
+                 for o in graph.orderings + graph.reasonable if o.source in keep and o.target in keep}
+    return PeerGraph(
+        landmarks={atoms[i] for i in keep},
+        goal={atoms[lm.id] for lm in graph.landmarks if lm.goal and lm.id in keep},
+        initially_true={atoms[lm.id] for lm in graph.landmarks if lm.initially_true and lm.id in keep},
+        orderings=orderings, seconds=graph.seconds)
+
+
+def compare(ours: PeerGraph, theirs: PeerGraph) -> Comparison:
+    """Landmark sets exactly; sound orderings by transitive closure; gn edges one by one."""
+    result = Comparison(missing=theirs.landmarks - ours.landmarks, extra=ours.landmarks - theirs.landmarks)
+    ours_closure, theirs_closure = _closure(ours), _closure(theirs)
+    result.closure_missing = theirs_closure - ours_closure
+    result.closure_extra = ours_closure - theirs_closure
+    ours_gn = {(u, v) for u, v, k in ours.orderings if k == "greedy-necessary"}
+    theirs_gn = {(u, v) for u, v, k in theirs.orderings if k == "greedy-necessary"}
+    result.gn_missing = theirs_gn - ours_gn
+    result.gn_extra = ours_gn - theirs_gn
+    return result
+
+
+def _closure(graph: PeerGraph) -> set[tuple]:
+    dag = nx.DiGraph()
+    dag.add_nodes_from(graph.landmarks)
+    dag.add_edges_from((u, v) for u, v, kind in graph.orderings if kind != "reasonable")
+    return {(u, v) for u in dag.nodes for v in nx.descendants(dag, u)}
+
+
+def pddl_texts(domain_path: str | Path, problem_path: str | Path | None = None) -> tuple[str, str]:
+    """Domain and problem text for FD, splitting a file that holds both ``define`` forms."""
+    from asg.planning.sexpr import parse_sexprs, read_text, render
+    from asg.planning.structure import define_kind
+
+    domain_text = read_text(str(domain_path))
+    if problem_path is not None:
+        return domain_text, read_text(str(problem_path))
+    forms = {define_kind(f, str(domain_path))[0]: f for f in parse_sexprs(domain_text, str(domain_path))}
+    if "problem" not in forms:
+        raise PlannerError(f"{domain_path}: no problem to give Fast Downward")
+    return render(forms["domain"]), render(forms["problem"])

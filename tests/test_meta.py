@@ -1,0 +1,140 @@
+"""Meta-controller updates, subgoals from the landmark graph, the subgoal wrapper, ASGRL on a toy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from toy_domains import Corridor, corridor_binding
+
+from asg import pddl_models
+from asg.learning.config import MetaConfig, TrainConfig, default_learner, merge_overrides
+from asg.learning.errors import DomainError
+from asg.learning.meta_controller import MetaController, MetaTransition, history_state, low_level_state
+from asg.learning.subgoals import Subgoal, SubgoalSet, SubgoalWrapper, landmark_subgoals
+from asg.learning.trainer import train
+from asg.planning import load_task
+from asg.planning.task import Atom
+
+
+def test_meta_update_is_q_learning_with_max_over_next_actions():
+    meta = MetaController(MetaConfig(lr=0.5, gamma=0.9, replay_batches=0))
+    rng = np.random.default_rng(0)
+    nxt = history_state([(0, 1)])
+    meta.q[nxt] = {(1, 0): 2.0, (1, 1): 4.0}
+    meta.update(MetaTransition((), (0, 1), 1.0, nxt, ((1, 0), (1, 1)), False), rng)
+    assert meta.value((), (0, 1)) == pytest.approx(0.5 * (1.0 + 0.9 * 4.0))
+    meta.update(MetaTransition(nxt, (1, 1), 0.0, history_state([(0, 1), (1, 1)]), (), True), rng)
+    assert meta.value(nxt, (1, 1)) == pytest.approx(2.0)  # failure: target 0, no bootstrap
+
+
+def test_meta_replay_repeats_updates_from_memory():
+    meta = MetaController(MetaConfig(lr=0.5, replay_batches=5, batch_size=32))
+    meta.update(MetaTransition((), (0, 0), 1.0, ((0, 0),), (), True), np.random.default_rng(0))
+    assert meta.value((), (0, 0)) == pytest.approx(1 - 0.5 ** 6)  # 1 online + 5 replayed
+    assert meta.updates == 6
+
+
+def test_meta_greedy_breaks_ties_by_order_and_explores_when_epsilon_is_one():
+    meta = MetaController(MetaConfig(epsilon_start=1.0))
+    rng = np.random.default_rng(0)
+    actions = ((0, 0), (0, 1), (0, 2))
+    assert meta.choose((), actions, rng, greedy=True) == (0, 0)
+    assert {meta.choose((), actions, rng) for _ in range(60)} == set(actions)
+    meta.q[()] = {(0, 2): 0.3}
+    assert meta.choose((), actions, rng, greedy=True) == (0, 2)
+
+
+def test_meta_epsilon_anneals_on_success_only_and_sil_keeps_best_episodes():
+    meta = MetaController(MetaConfig())
+    t = MetaTransition((), (0, 0), 1.0, ((0, 0),), (), True)
+    meta.end_episode([t], score=1.0, success=False)
+    assert meta.epsilon == 1.0 and len(meta.sil) == 1
+    meta.end_episode([t], score=0.0, success=False)
+    assert len(meta.sil) == 1
+    meta.end_episode([t, t], score=2.0, success=True)
+    assert meta.epsilon == pytest.approx(0.9) and len(meta.sil) == 3 and meta.best_score == 2.0
+    assert low_level_state([0], 5) == ((0,), 5)
+
+
+def test_household_v1_subgoals_branch_where_the_landmarks_are_unordered():
+    subgoals = landmark_subgoals(load_task(pddl_models.path("household_v1")))
+    names = subgoals.names()
+    assert set(names) == {"(has-key)", "(door-open)", "(charged)", "(at-final-room)", "(at-destination)"}
+    key, door, charged = names.index("(has-key)"), names.index("(door-open)"), names.index("(charged)")
+    assert subgoals.next_subgoals([]) == (key,)
+    assert set(subgoals.next_subgoals([key])) == {door, charged}
+    assert subgoals.next_subgoals([key, door]) == (charged,)
+    assert subgoals.next_subgoals([key, door, charged]) == (names.index("(at-final-room)"),)
+    assert subgoals.subgoals[names.index("(at-destination)")].goal
+
+
+def test_mario_subgoals_come_from_the_landmark_graph():
+    subgoals = landmark_subgoals(load_task(pddl_models.path("mario")))
+    assert subgoals.names() == ["(at-bottom)", "(has-key)", "(at-upper-platform-with-key)", "(door-open)"]
+    assert subgoals.linearizations == ((0, 1, 2, 3),)
+
+
+def _line_subgoals() -> SubgoalSet:
+    a, b = Subgoal("(at-side)", frozenset({Atom("at-side")})), Subgoal("(at-goal)", frozenset({Atom("at-goal")}), True)
+    return SubgoalSet((a, b), ((0, 1),), frozenset({Atom("at-goal")}))
+
+
+def test_wrapper_rewards_and_terminates_on_the_target():
+    binding = corridor_binding()
+    wrapper = SubgoalWrapper(Corridor(), binding.labeler, _line_subgoals(), max_steps=50)
+    wrapper.reset(seed=0)
+    assert not wrapper.begin(0, [])
+    _, r, term, trunc, info = wrapper.step(1)
+    assert (r, term, info["subgoal"]) == (0.0, False, None)
+    for _ in range(3):
+        _, r, term, trunc, info = wrapper.step(1)
+    assert (r, term, trunc, info["subgoal"]) == (1.0, True, False, "reached")
+    wrapper.begin(1, [0])
+    _, r, term, _, info = wrapper.step(2)
+    assert (r, term, info["subgoal"], info["env_over"]) == (1.0, True, "reached", True)
+
+
+def test_wrapper_strict_ordering_and_timeout():
+    binding = corridor_binding()
+    wrapper = SubgoalWrapper(Corridor(start=5), binding.labeler, _line_subgoals(), max_steps=3)
+    wrapper.reset(seed=0)
+    wrapper.begin(1, [])  # the goal first: reaching a side is out of turn
+    _, r, term, _, info = wrapper.step(1)
+    assert (r, term, info["subgoal"]) == (0.0, True, "violated")
+    wrapper.reset(seed=0)
+    wrapper.begin(0, [])
+    outcomes = [wrapper.step(2)[2:4] for _ in range(3)]
+    assert outcomes == [(False, False), (False, False), (False, True)]  # timeout: truncated, not done
+    lax = SubgoalWrapper(Corridor(start=5), binding.labeler, _line_subgoals(), strict=False)
+    lax.reset(seed=0)
+    lax.begin(1, [])
+    assert lax.step(1)[4]["subgoal"] is None
+
+
+def test_wrapper_refuses_a_subgoal_true_at_reset():
+    binding = corridor_binding()
+    wrapper = SubgoalWrapper(Corridor(start=6), binding.labeler, _line_subgoals())
+    with pytest.raises(DomainError, match="true at reset"):
+        wrapper.reset(seed=0)
+
+
+def _toy_config(method: str, seed: int, **learner: object) -> TrainConfig:
+    cfg = TrainConfig(domain="corridor", method=method, learner=default_learner(method), seed=seed,
+                      total_steps=15_000, eval_interval=1000, eval_episodes=1)
+    return merge_overrides(cfg, {"learner": {"skill_max_steps": 30, **learner}})
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_asgrl_finds_the_far_side_that_landmark_hrl_misses(seed):
+    binding = corridor_binding()
+    asgrl = train(_toy_config("asgrl", seed, diversity={"k": 2}), binding)
+    assert asgrl.success_rate == 1.0 and asgrl.status == "solved"
+    single = train(_toy_config("landmark-hrl", seed), binding)
+    assert single.success_rate == 0.0 and single.steps_to_success is None
+
+
+def test_low_level_meta_state_and_curriculum_also_solve_the_toy():
+    binding = corridor_binding()
+    low = train(_toy_config("asgrl", 0, diversity={"k": 2}, meta={"state": "low-level"}), binding)
+    assert low.success_rate == 1.0
+    cur = train(_toy_config("asgrl-curriculum", 0, diversity={"k": 2}), binding)
+    assert cur.success_rate == 1.0

@@ -1,0 +1,100 @@
+"""Training end to end on the real domains: success, determinism, checkpoints, failure reasons."""
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from asg.envs.domains import DOMAINS
+from asg.learning.config import make_config, merge_overrides
+from asg.learning.evaluation import eval_seeds, evaluate
+from asg.learning.registry import bind_domain, build_learner, env_max_steps, make_subgoals
+from asg.learning.run_dir import RunDir
+from asg.learning.trainer import train
+
+
+def _rows_without_wall(run: RunDir) -> list[dict[str, str]]:
+    return [{k: v for k, v in row.items() if k != "wall_seconds"} for row in run.read_metrics()]
+
+
+def test_asgrl_solves_mario_fast():
+    """The default-suite learning test: one seed, default config, well under the 5-minute target."""
+    cfg = make_config("mario", "asgrl", seed=2, total_steps=150_000)
+    result = train(cfg)
+    assert result.success_rate == 1.0 and result.status == "solved"
+    route = set(result.final_episode["seen"])
+    assert {"(in-tube)", "(has-hidden-key)", "(door-open)"} <= route  # tube down, both keys
+    assert result.final_episode["reached"] == ["(at-bottom)", "(has-key)", "(at-upper-platform-with-key)",
+                                               "(door-open)"]
+
+
+def test_same_seed_gives_identical_metrics(tmp_path):
+    runs = []
+    for name in ("a", "b"):
+        cfg = make_config("mario", "asgrl", seed=5, total_steps=12_000, eval_interval=3000, eval_episodes=2)
+        run = RunDir.create(tmp_path / name, cfg)
+        train(cfg, run_dir=run)
+        runs.append(_rows_without_wall(run))
+    assert runs[0] == runs[1] and len(runs[0]) == 5
+
+
+def test_interrupt_and_resume_continue_the_same_run(tmp_path):
+    cfg = make_config("mario", "asgrl", seed=1, total_steps=12_000, eval_interval=3000, eval_episodes=2)
+    straight = RunDir.create(tmp_path / "straight", cfg)
+    train(cfg, run_dir=straight)
+    split = RunDir.create(tmp_path / "split", cfg)
+    calls = iter(range(1000))
+    first = train(cfg, run_dir=split, should_stop=lambda: next(calls) >= 8)
+    assert first.status == "interrupted" and 0 < first.env_steps < 12_000
+    assert (split.path / "checkpoint.pkl").is_file()
+    second = train(split.config(), run_dir=split, resume=True)
+    assert second.env_steps == 12_000 and second.status == "finished"
+    # identical learning; the interrupted run may add one evaluation point where it stopped
+    split_rows, straight_rows = _rows_without_wall(split), _rows_without_wall(straight)
+    extra = [r for r in split_rows if r not in straight_rows]
+    assert [r for r in split_rows if r in straight_rows] == straight_rows
+    assert len(extra) <= 1 and all(r["env_steps"] == str(first.env_steps) for r in extra)
+
+
+def test_greedy_evaluation_changes_nothing_in_the_learner():
+    cfg = make_config("mario", "asgrl", seed=0, total_steps=8000)
+    binding = bind_domain("mario")
+    subgoals = make_subgoals(cfg, binding.task)
+    env = binding.make_env(max_steps=env_max_steps(cfg, subgoals))
+    learner = build_learner(cfg, subgoals, 4)
+    while learner.env_steps < 8000:
+        learner.train_episode(env, binding.labeler, learner.episodes, 8000 - learner.env_steps)
+    before = pickle.dumps(learner)
+    result = evaluate(learner, env, binding.labeler, eval_seeds(0, 2))
+    assert pickle.dumps(learner) == before and len(result.episodes) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(5))
+def test_asgrl_solves_mario_on_every_seed(seed):
+    result = train(make_config("mario", "asgrl", seed=seed, total_steps=500_000))
+    assert result.success_rate == 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(2))
+def test_landmark_hrl_fails_mario_by_taking_the_ladder_down(seed):
+    result = train(make_config("mario", "landmark-hrl", seed=seed, total_steps=200_000))
+    assert result.success_rate == 0.0
+    seen = set(result.final_episode["seen"])
+    assert "(has-hidden-key)" not in seen or "(in-tube)" not in seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("domain", ["household-v1", "household-v2", "minecraft"])
+def test_asgrl_solves_the_other_domains(domain):
+    if domain not in DOMAINS:
+        pytest.skip(f"{domain} is not registered yet")
+    result = train(make_config(domain, "asgrl", seed=0, total_steps=500_000))
+    assert result.success_rate == 1.0
+
+
+@pytest.mark.slow
+def test_asgrl_solves_pixel_mario():
+    cfg = merge_overrides(make_config("pixel-mario", "asgrl", seed=2), {"total_steps": 300_000})
+    assert train(cfg).success_rate >= 0.9

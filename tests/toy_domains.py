@@ -1,0 +1,77 @@
+"""Tiny hand-made MDPs for the learning tests (not collected: no ``test_`` prefix).
+
+``Corridor``: cells 0..6, start at 2; actions 0 left, 1 right, 2 up. Cells 0 and 6 are both
+"sides" (the model's ``(at-side)``), but cell 0 is a pit the agent never leaves; only from cell 6
+does "up" reach the goal ``(at-goal)``. The model (``CORRIDOR_PDDL``) only says "reach a side,
+then climb", so the nearest side is the wrong one: a single skill per landmark learns the pit
+(Landmark-HRL fails, like Mario's ladder), and two diverse skills find both sides (ASGRL works).
+"""
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from asg.envs.labeling import Labeler
+from asg.learning.registry import DomainBinding
+from asg.planning import ground, parse_text
+
+CORRIDOR_DOMAIN = """
+(define (domain corridor)
+  (:requirements :strips)
+  (:predicates (at-start) (at-side) (at-goal))
+  (:action go_side :parameters () :precondition (and) :effect (and (at-side)))
+  (:action climb :parameters () :precondition (and (at-side)) :effect (and (at-goal))))
+"""
+CORRIDOR_PROBLEM = """
+(define (problem corridor1) (:domain corridor) (:init (at-start)) (:goal (and (at-goal))))
+"""
+
+
+class Corridor(gym.Env):
+    """The two-sided corridor described in the module docstring."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, max_steps: int = 200, length: int = 7, start: int = 2) -> None:
+        self.length, self.start, self.max_steps = length, start, max_steps
+        self.action_space = spaces.Discrete(3)
+        self.observation_space = spaces.Box(0, length, (2,), np.int8)
+        self.pos, self.climbed, self.t = start, False, 0
+
+    def hashable_state(self) -> tuple[int, bool]:
+        return (self.pos, self.climbed)
+
+    def _obs(self) -> np.ndarray:
+        return np.array([self.pos, int(self.climbed)], dtype=np.int8)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self.pos, self.climbed, self.t = self.start, False, 0
+        return self._obs(), {}
+
+    def step(self, action):
+        self.t += 1
+        if self.pos != 0:  # cell 0 is a pit
+            if action == 0:
+                self.pos -= 1
+            elif action == 1:
+                self.pos = min(self.length - 1, self.pos + 1)
+            elif action == 2 and self.pos == self.length - 1:
+                self.climbed = True
+        terminated = self.climbed
+        return self._obs(), float(terminated), terminated, self.t >= self.max_steps and not terminated, {}
+
+
+CORRIDOR_LABELER = Labeler.from_table("corridor", {
+    "(at-start)": lambda s: s[0] == 2,
+    "(at-side)": lambda s: s[0] in (0, 6),
+    "(at-goal)": lambda s: s[1],
+})
+
+
+def corridor_binding() -> DomainBinding:
+    """The corridor as a learner sees a domain."""
+    task = ground(parse_text(CORRIDOR_DOMAIN, CORRIDOR_PROBLEM, name="corridor"))
+    return DomainBinding("corridor", lambda max_steps=200: Corridor(max_steps=max_steps),
+                         CORRIDOR_LABELER, task, "<corridor>")
