@@ -1,8 +1,10 @@
 """Env steps per second: asg's 4-block Fetch env against gymnasium-robotics' FetchPickAndPlace-v4.
 
 Both are built with ``gymnasium.make`` and stepped with the same seeded random actions in
-episodes of T = 50 steps, resets included. Trials alternate between the two envs so that
-outside load hits both alike; the table shows the median of the trials and the ratio.
+episodes of T = 50 steps, resets included. Trials alternate between the envs so that outside
+load hits all alike. Rates are steps per second of this process's CPU time (single-threaded
+stepping; robust to other processes on a shared machine), with wall-clock rates alongside;
+the table shows medians over trials and the ratio to PickAndPlace.
 The issue's goal: asg's env at >= 0.8x PickAndPlace's rate.
 
     python benchmarks/fetch_env_speed.py [--episodes 40] [--trials 5]
@@ -19,17 +21,18 @@ import numpy as np
 T = 50
 
 
-def steps_per_second(env: gym.Env, episodes: int, seed: int) -> float:
-    """Random-action steps per second over ``episodes`` episodes of T steps (resets counted)."""
+def steps_per_second(env: gym.Env, episodes: int, seed: int) -> tuple[float, float]:
+    """(CPU-time, wall-clock) random-action steps per second over ``episodes`` episodes of T steps."""
     rng = np.random.default_rng(seed)
     actions = rng.uniform(-1.0, 1.0, size=(episodes, T, 4)).astype(np.float32)
     env.reset(seed=seed)
-    start = time.perf_counter()
+    cpu, wall = time.process_time(), time.perf_counter()
     for ep in range(episodes):
         env.reset()
         for t in range(T):
             env.step(actions[ep, t])
-    return episodes * T / (time.perf_counter() - start)
+    steps = episodes * T
+    return steps / (time.process_time() - cpu), steps / (time.perf_counter() - wall)
 
 
 def main() -> None:
@@ -48,17 +51,21 @@ def main() -> None:
         "asg/FetchBlocks-v0 (4 blocks, D.1 starts)": gym.make("asg/FetchBlocks-v0"),
         "asg/FetchBlocksTable-v0 (4 blocks, table starts)": gym.make("asg/FetchBlocksTable-v0"),
     }
-    rates: dict[str, list[float]] = {name: [] for name in envs}
+    cpu: dict[str, list[float]] = {name: [] for name in envs}
+    wall: dict[str, list[float]] = {name: [] for name in envs}
     for trial in range(args.trials):
         for name, env in envs.items():
-            rates[name].append(steps_per_second(env, args.episodes, seed=trial))
-    base = statistics.median(rates["FetchPickAndPlace-v4 (1 block)"])
+            c, w = steps_per_second(env, args.episodes, seed=trial)
+            cpu[name].append(c)
+            wall[name].append(w)
+    base = "FetchPickAndPlace-v4 (1 block)"
+    cpu_base, wall_base = statistics.median(cpu[base]), statistics.median(wall[base])
     width = max(map(len, envs))
-    print(f"{'env':<{width}}  steps/s (median of {args.trials})  min..max      ratio")
-    for name, values in rates.items():
-        med = statistics.median(values)
-        print(f"{name:<{width}}  {med:8.0f}                 {min(values):5.0f}..{max(values):<5.0f}  "
-              f"{med / base:5.2f}x")
+    print(f"medians of {args.trials} trials x {args.episodes} episodes x {T} steps")
+    print(f"{'env':<{width}}  CPU steps/s  ratio   wall steps/s  ratio")
+    for name in envs:
+        c, w = statistics.median(cpu[name]), statistics.median(wall[name])
+        print(f"{name:<{width}}  {c:11.0f}  {c / cpu_base:4.2f}x  {w:12.0f}  {w / wall_base:4.2f}x")
     for env in envs.values():
         env.close()
 

@@ -26,12 +26,16 @@ INITIAL_STATES = ("table", "training")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write to this file (required for png and svg).")
 def programs(as_json: bool, fmt: str, output: Path | None) -> None:
-    """The Fetch program library: levels, arguments, pre/post-conditions and who calls whom."""
+    """The Fetch program library: levels, arguments, pre/post-conditions, who calls whom, and each
+    non-atomic program's landmark subgoals (from every block on the table)."""
     from asg.planning.programs import fetch_library
 
     library = fetch_library()
     if as_json:
-        _emit(json.dumps(library.to_json(), indent=2), output)
+        data = library.to_json()
+        for entry in data["programs"]:
+            entry["subgoals"] = None if entry["level"] == 0 else [str(a) for a in library.subgoals(entry["name"])]
+        _emit(json.dumps(data, indent=2), output)
     elif fmt == "text":
         _emit(format_library(library), output)
     else:
@@ -63,6 +67,9 @@ def format_library(library) -> str:
             lines.append(f"  calls: {len(p.calls)} programs ({', '.join(_families(library, p.calls))})")
         lines.append(f"  pre:  {p.pre}")
         lines.append(f"  post: {p.post}")
+        if not p.atomic:
+            subgoals = " ".join(map(str, library.subgoals(p.name))) or "none (no single atom is forced)"
+            lines.append(f"  landmarks (from the model's :init): {subgoals}")
     lines += ["", "call hierarchy (families, highest level first):"]
     for family, level, callees in family_graph(library):
         lines.append(f"  [{level}] {family}" + (f" -> {', '.join(callees)}" if callees else ""))

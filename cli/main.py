@@ -12,16 +12,40 @@ import click
 from asg.planning.errors import AsgError
 
 
-class AsgGroup(click.Group):
-    """A click group that turns library errors into one clear line and exit code 2."""
+def error_line(err: Exception) -> str:
+    """The one line printed for an error: ``FILE:LINE:COL: error: ...`` or ``error: ...``."""
+    text = " ".join(str(err).split()) or type(err).__name__
+    return text if (" error: " in text or text.startswith("error: ")) else f"error: {text}"
 
-    def invoke(self, ctx: click.Context):
+
+class AsgGroup(click.Group):
+    """A click group that turns bad input into one clear line and exit code 2, never a traceback."""
+
+    def main(self, *args, **kwargs):
+        kwargs["standalone_mode"] = False
         try:
-            return super().invoke(ctx)
-        except AsgError as err:
-            click.echo(str(err) if str(err).count(": error: ") or str(err).startswith("error")
-                       else f"error: {err}", err=True)
+            result = super().main(*args, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as err:
+            click.echo(err.ctx.get_help())
+            sys.exit(0)
+        except click.UsageError as err:
+            where = f" ({err.ctx.command_path})" if err.ctx is not None else ""
+            click.echo(f"error: {err.format_message()}{where}", err=True)
+            sys.exit(2)
+        except click.exceptions.Abort:
+            click.echo("aborted", err=True)
+            sys.exit(130)
+        except click.ClickException as err:
+            click.echo(error_line(err.format_message()), err=True)
             sys.exit(err.exit_code)
+        except AsgError as err:
+            click.echo(error_line(err), err=True)
+            sys.exit(err.exit_code)
+        except click.exceptions.Exit as err:
+            sys.exit(err.exit_code)
+        if isinstance(result, int):
+            sys.exit(result)
+        return result
 
 
 @click.group(cls=AsgGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -49,3 +73,7 @@ def _register() -> None:
 
 
 _register()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,8 +1,157 @@
-"""``asg landmarks``, ``asg plan``, ``asg check``."""
+"""``asg landmarks``, ``asg plan``, ``asg check``: the planning core from the shell."""
 from __future__ import annotations
 
+import json
+import os
+import sys
+from pathlib import Path
+
 import click
+
+from asg.planning.errors import AsgError
+
+FORMATS = ("text", "json", "dot", "png", "svg")
+_PATH = click.Path(dir_okay=True, file_okay=True, path_type=str)
 
 
 def register(group: click.Group) -> None:
     """Add the planning commands to the ``asg`` group."""
+    group.add_command(landmarks)
+    group.add_command(plan)
+    group.add_command(check)
+
+
+def _load(domain: str, problem: str | None, lenient: bool = False):
+    from asg.planning import ground, parse_files
+
+    model = parse_files(domain, problem, lenient=lenient)
+    for warning in model.warnings:
+        if lenient or warning.code in ("undeclared-predicate",):
+            click.echo(warning.format(), err=True)
+    return model, ground(model)
+
+
+@click.command()
+@click.argument("file", type=_PATH)
+@click.argument("problem", type=_PATH, required=False)
+@click.option("--m", "m", type=click.IntRange(1, 2), default=1, show_default=True,
+              help="h^m: 1 gives fact landmarks, 2 adds conjunctive ones.")
+@click.option("--reasonable", is_flag=True, help="Add reasonable orderings (Hoffmann et al. 2004).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str),
+              help="Write here instead of stdout (needed for png/svg).")
+@click.option("--lenient", is_flag=True, help="Declare undeclared predicates (with a warning).")
+def landmarks(file, problem, m, reasonable, fmt, output, lenient):
+    """Fact landmarks and their orderings of FILE (domain and problem in one file) or FILE PROBLEM."""
+    from asg.planning import compute_landmarks
+
+    _, task = _load(file, problem, lenient)
+    graph = compute_landmarks(task, m=m, reasonable=reasonable)
+    if not graph.relaxed_solvable:
+        click.echo(f"warning: the goal is unreachable even ignoring deletes; only goal landmarks listed",
+                   err=True)
+    if fmt in ("png", "svg"):
+        from asg.planning.draw import draw
+
+        target = output or f"{task.name}-landmarks.{fmt}"
+        if Path(target).suffix.lower() != f".{fmt}":
+            raise AsgError(f"-o {target}: the file name must end in .{fmt} for --format {fmt}")
+        draw(graph, target)
+        click.echo(f"wrote {target}")
+        return
+    if fmt == "json":
+        text = json.dumps(graph.to_json(), indent=2) + "\n"
+    elif fmt == "dot":
+        text = graph.to_dot()
+    else:
+        text = _text_report(graph)
+    _emit(text, output)
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    tmp = f"{output}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w") as handle:
+            handle.write(text)
+        os.replace(tmp, output)
+    except OSError as err:
+        raise AsgError(f"-o {output}: cannot write ({err.strerror})") from None
+    click.echo(f"wrote {output}", err=True)
+
+
+def _text_report(graph) -> str:
+    lines = [f"{graph.task.domain_name} / {graph.task.name}: {len(graph.landmarks)} landmarks "
+             f"(h^m, m={graph.m}) from {len(graph.task.facts)} facts and {len(graph.task.operators)} operators "
+             f"in {graph.seconds:.3f} s", "", "Landmarks"]
+    width = max((len(str(lm)) for lm in graph.landmarks), default=10)
+    for lm in graph.landmarks:
+        flags = [flag for flag, on in (("goal", lm.goal), ("initially true", lm.initially_true),
+                                       ("conjunctive", lm.kind == "conjunctive")) if on]
+        lines.append(f"  {lm.id:3d}  {str(lm):{width}s}  {', '.join(flags)}".rstrip())
+    lines += ["", "Orderings (before -> after)"]
+    for kind in ("greedy-necessary", "natural", "reasonable"):
+        group = [o for o in graph.orderings + graph.reasonable if o.kind == kind]
+        if not group:
+            continue
+        lines.append(f"  {kind} ({len(group)})")
+        for o in group:
+            lines.append(f"    {graph.by_id(o.source)} -> {graph.by_id(o.target)}")
+    subgoals = graph.subgoals()
+    if subgoals:
+        lines += ["", "Subgoals for a learner: " + " -> ".join(str(lm) for lm in subgoals)]
+    return "\n".join(lines) + "\n"
+
+
+@click.command()
+@click.argument("file", type=_PATH)
+@click.argument("problem", type=_PATH, required=False)
+@click.option("--optimal", is_flag=True, help="A* with LM-cut instead of LAMA-first.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--lenient", is_flag=True, help="Declare undeclared predicates (with a warning).")
+def plan(file, problem, optimal, timeout, as_json, lenient):
+    """Plan with Fast Downward (through unified-planning) and validate the plan on asg's task."""
+    from asg.planning import find_plan
+
+    _, task = _load(file, problem, lenient)
+    result = find_plan(task, optimal=optimal, timeout=timeout)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+    elif result.solved:
+        for i, op in enumerate(result.plan, 1):
+            click.echo(f"{i:3d}. {op.name}")
+        kind = "optimal" if optimal else "satisficing"
+        click.echo(f"; {len(result.plan)} steps ({kind}, {result.planner}, {result.seconds:.2f} s), "
+                   "validated on asg's grounded task")
+    else:
+        click.echo(f"no plan: {result.message}", err=True)
+    if not result.solved:
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("file", type=_PATH)
+@click.argument("problem", type=_PATH, required=False)
+@click.option("--lenient", is_flag=True, help="Declare undeclared predicates (with a warning).")
+def check(file, problem, lenient):
+    """Check a model: declarations, arities, objects, types, unused names, relaxed goal reachability."""
+    from asg.planning import ground, parse_files
+    from asg.planning.errors import ModelError
+    from asg.planning.landmarks.hm import relaxed_reachable
+
+    model = parse_files(file, problem, lenient=lenient, require_problem=False)
+    for warning in model.warnings:
+        click.echo(warning.format(), err=True)
+    if model.problem is None:
+        click.echo(f"{file}: ok (domain only: {len(model.domain.actions)} actions)")
+        return
+    task = ground(model)
+    unreachable = sorted(str(a) for a in task.goal - relaxed_reachable(task))
+    if unreachable:
+        raise ModelError(f"goal {', '.join(unreachable)} unreachable even ignoring deletes",
+                         model.problem_path or file)
+    click.echo(f"{model.problem_path or file}: ok ({len(task.facts)} facts, {len(task.operators)} operators, "
+               f"{len(model.warnings)} warning(s))")

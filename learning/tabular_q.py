@@ -182,11 +182,21 @@ class TabularQ:
         return self.cfg.lr_min
 
     def act(self, s: int, rng: np.random.Generator) -> int:
-        """ε-greedy action (ε = 1 until ``learning_starts`` transitions are stored)."""
+        """ε-greedy action (ε = 1 until ``learning_starts`` transitions are stored).
+
+        The greedy choice breaks a full tie at random: in a state whose actions all have the
+        same value (typically all 0, nothing learned there yet) the learner moves at random
+        instead of repeating action 0, which matters once ε has decayed and a skill starts from
+        states it has not seen (Sutton & Barto's ε-greedy with random tie-breaking).
+        """
         eps = self.epsilon if len(self.replay) >= self.cfg.learning_starts else 1.0
         if rng.random() < eps:
             return int(rng.integers(self.n_actions))
-        return self.q.greedy(s)
+        row = self.q.values[s]
+        best = row.max()
+        if self.cfg.random_ties and row.min() == best:
+            return int(rng.integers(self.n_actions))
+        return int(row.argmax())
 
     def greedy(self, s: int) -> int:
         """The frozen greedy action."""

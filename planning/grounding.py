@@ -64,11 +64,12 @@ def ground(model: Model) -> Task:
             continue
         pre = {a for a in pos_pre if a.predicate not in folded}
         pre |= {a.negate() for a in neg_pre if a in negatable}
-        add_set = set(add)
-        del_set = {a for a in delete if a in reached} - add_set
+        add_set = set(add) - pre  # adding what the precondition requires changes nothing
+        del_set = {a for a in delete if a in reached} - set(add)
         add_set |= {a.negate() for a in del_set if a in negatable}
         del_set |= {a.negate() for a in add_set if a in negatable}
-        operators.append(Operator(name, frozenset(pre), frozenset(add_set), frozenset(del_set)))
+        if add_set or del_set:  # an operator that changes nothing is dropped, as FD's translator does
+            operators.append(Operator(name, frozenset(pre), frozenset(add_set), frozenset(del_set)))
     operators.sort(key=lambda op: op.name)
 
     goal = frozenset(goal_pos)

@@ -308,10 +308,20 @@ _PARSERS: dict[str, object] = {}
 def _parser(kind: str):
     """One ``pddl`` parser per kind: building its grammar costs more than parsing a file."""
     if kind not in _PARSERS:
+        from lark import Lark, Transformer
+        from pddl.parser import GRAMMAR_FILE, PARSERS_DIRECTORY
         from pddl.parser.domain import DomainParser
         from pddl.parser.problem import ProblemParser
 
-        _PARSERS[kind] = DomainParser() if kind == "domain" else ProblemParser()
+        cls = DomainParser if kind == "domain" else ProblemParser
+        parser = cls.__new__(cls)
+        Transformer.__init__(parser)
+        parser._transformer = cls.transformer_cls()
+        # Same grammar and options as pddl's own constructor, plus lark's on-disk cache of the
+        # LALR tables: building them dominates a short `asg` run (~0.4 s per parser).
+        parser._parser = Lark(GRAMMAR_FILE.read_text(), parser="lalr", import_paths=[PARSERS_DIRECTORY],
+                              start=cls.start_symbol, transformer=parser._transformer, cache=True)
+        _PARSERS[kind] = parser
     return _PARSERS[kind]
 
 

@@ -9,6 +9,11 @@ changes is normalised, and every normalisation is listed here:
 * The translator compiles static facts away, so asg's static landmarks (nullary
   propositions no action changes, e.g. Mario's ``at-upper-platform``) are dropped before
   comparing, together with the orderings through them.
+* The translator's invariant synthesis groups facts into multi-valued variables, which
+  drops operators whose preconditions it proves mutex and so changes the h^m fixpoint
+  (barman: ``(handempty left)``). ``encoding="binary"`` turns invariant synthesis off
+  (``--invariant-generation-max-candidates 0``), giving FD the same STRIPS semantics asg
+  uses; ``encoding="default"`` keeps FD's own choice, for reporting.
 * Natural orderings are thinned by FD in an order-dependent way, so orderings are compared
   by their transitive closure; greedy-necessary edges are also compared one by one.
 
@@ -32,7 +37,7 @@ from asg.planning.errors import PlannerError
 from asg.planning.landmark_graph import LandmarkGraph
 
 _NODE = re.compile(r'^\s*lm(\d+) \[label="(.*?)"((?:, style=\w+)*)\];$')
-_EDGE = re.compile(r'^\s*lm(\d+) -> lm(\d+) \[label="(\w+)"\];$')
+_EDGE = re.compile(r'^\s*lm(\d+) -> lm(\d+) \[label="(\w+)"(?:, style=\w+)*\];$')
 _FACT = re.compile(r"^(Atom|NegatedAtom) ([^()]+)\((.*)\)$")
 _KINDS = {"gn": "greedy-necessary", "n": "natural", "r": "reasonable", "nec": "necessary"}
 
@@ -58,6 +63,8 @@ class Comparison:
     closure_extra: set[tuple] = field(default_factory=set)
     gn_missing: set[tuple] = field(default_factory=set)
     gn_extra: set[tuple] = field(default_factory=set)
+    reasonable_missing: set[tuple] = field(default_factory=set)  # beyond the sound closure
+    reasonable_extra: set[tuple] = field(default_factory=set)
 
     @property
     def landmarks_equal(self) -> bool:
@@ -79,19 +86,23 @@ def fd_driver() -> Path:
 
 
 def fd_landmarks(domain_text: str, problem_text: str, m: int = 1, reasonable: bool = False,
-                 timeout: float | None = None) -> PeerGraph:
+                 timeout: float | None = None, encoding: str = "binary") -> PeerGraph:
     """Run FD's ``lm_hm(m)`` (wrapped in ``lm_reasonable_orders_hps`` if asked) and read its graph."""
     factory = f"lm_hm(m={m}, verbosity=debug)"
     if reasonable:
         factory = f"lm_reasonable_orders_hps(lm_hm(m={m}), verbosity=debug)"
     search = f"eager_greedy([landmark_sum({factory})], bound=0)"
+    if encoding not in ("binary", "default"):
+        raise ValueError(f"encoding must be 'binary' or 'default', not {encoding!r}")
+    translate = ["--translate-options", "--invariant-generation-max-candidates", "0"] if encoding == "binary" else []
     with tempfile.TemporaryDirectory(prefix="asg-fd-") as workdir:
         Path(workdir, "domain.pddl").write_text(domain_text)
         Path(workdir, "problem.pddl").write_text(problem_text)
         start = time.perf_counter()
         try:
             proc = subprocess.run(
-                [sys.executable, str(fd_driver()), "domain.pddl", "problem.pddl", "--search", search],
+                [sys.executable, str(fd_driver()), "domain.pddl", "problem.pddl", *translate,
+                 "--search-options", "--search", search],
                 cwd=workdir, capture_output=True, text=True, timeout=timeout,
                 env={**os.environ, "PYTHONHASHSEED": "0"})
         except subprocess.TimeoutExpired:
@@ -146,11 +157,16 @@ def _parse_dump(lines: list[str], seconds: float) -> PeerGraph:
 
 def asg_view(graph: LandmarkGraph) -> PeerGraph:
     """asg's graph in the peer's terms, with static facts removed as FD's translator does."""
-    changed = {a for op in graph.task.operators for a in op.add | op.delete}
-    changed |= set(graph.task.goal)
+    task = graph.task
+    added = {a for op in task.operators for a in op.add}
+    deleted = {a for op in task.operators for a in op.delete}
+
+    def constant(atom) -> bool:
+        # true from the start and never deleted, or false and never added: FD drops its variable
+        return (atom in task.init and atom not in deleted) or (atom not in task.init and atom not in added)
 
     def kept(lm) -> bool:
-        return all(a in changed or a.negated for a in lm.atoms)
+        return not any(constant(a) for a in lm.atoms)
 
     atoms = {lm.id: frozenset(lm.atom_strings()) for lm in graph.landmarks}
     keep = {lm.id for lm in graph.landmarks if kept(lm)}
@@ -173,6 +189,12 @@ def compare(ours: PeerGraph, theirs: PeerGraph) -> Comparison:
     theirs_gn = {(u, v) for u, v, k in theirs.orderings if k == "greedy-necessary"}
     result.gn_missing = theirs_gn - ours_gn
     result.gn_extra = ours_gn - theirs_gn
+    # A reasonable edge parallel to a chain of sound orderings says nothing new; FD keeps
+    # such edges when its (order-dependent) natural-edge thinning left no direct edge.
+    ours_r = {(u, v) for u, v, k in ours.orderings if k == "reasonable"} - theirs_closure
+    theirs_r = {(u, v) for u, v, k in theirs.orderings if k == "reasonable"} - theirs_closure
+    result.reasonable_missing = theirs_r - ours_r
+    result.reasonable_extra = ours_r - theirs_r
     return result
 
 

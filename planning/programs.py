@@ -161,6 +161,10 @@ class ProgramLibrary:
             self._cache[key] = compute_landmarks(self.program_task(name, init))
         return self._cache[key]
 
+    def subgoals(self, name: str, init: frozenset[Atom] | None = None) -> list[Atom]:
+        """Atoms every execution of ``name`` must make true, in one order the graph allows."""
+        return [a for lm in self.landmarks(name, init).subgoals() for a in sorted(lm.atoms) if a != DONE]
+
 
 def _goal_domain(domain_form: SList, post: Formula) -> str:
     """The domain plus ``(program-done)`` and one action per disjunct of ``post``."""

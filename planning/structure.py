@@ -14,7 +14,7 @@ from asg.planning.sexpr import Node, SList, Token
 # Keywords of goal/precondition/effect formulas that are not predicate names.
 CONNECTIVES = {"and", "not", "or", "imply", "when", "forall", "exists", "=",
                "increase", "decrease", "assign", "scale-up", "scale-down",
-               "<", ">", "<=", ">=", "+", "-", "*", "/", "preference", "at", "over", "oneof"}
+               "<", ">", "<=", ">=", "+", "-", "*", "/", "preference", "oneof"}
 
 
 @dataclass

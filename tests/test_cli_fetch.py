@@ -28,6 +28,10 @@ def test_programs_json(runner):
     assert first["calls"] == [] and first["pre"].startswith("(and") and "(on b0 b1)" in first["post"]
     top = {p["name"]: p for p in programs}["Clean_And_Stack"]
     assert top["level"] == 2 and "Stack_All_To_Zone_ORANGE" in top["calls"] and top["post"].startswith("(or")
+    assert first["subgoals"] is None and top["subgoals"] == []
+    clean = {p["name"]: p for p in programs}["Clean_Table"]
+    assert sorted(clean["subgoals"]) == ["(in-zone b0 orange)", "(in-zone b1 orange)", "(in-zone b2 blue)",
+                                         "(in-zone b3 blue)"]
 
 
 def test_programs_text_shows_the_hierarchy(runner, tmp_path):
@@ -35,6 +39,7 @@ def test_programs_text_shows_the_hierarchy(runner, tmp_path):
     assert result.exit_code == 0
     assert "20 atomic and 7 non-atomic programs" in result.output
     assert "[2] Clean_And_Stack -> Stack, Move_To_Zone, Stack_All_To_Zone" in result.output
+    assert "landmarks (from the model's :init): (in-zone b0 orange) (in-zone b1 orange)" in result.output
     out = tmp_path / "programs.txt"
     assert runner.invoke(main, ["programs", "-o", str(out)]).exit_code == 0
     assert "Move_To_Zone_3_BLUE" in out.read_text()

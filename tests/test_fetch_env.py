@@ -59,6 +59,26 @@ def test_same_seed_same_rollout():
     np.testing.assert_array_equal(runs[0][1], runs[1][1])
 
 
+def test_arm_moves_exactly_as_in_pick_and_place():
+    """Same robot, same control, same physics: gripper and fingers follow PickAndPlace's path."""
+    import gymnasium_robotics
+
+    gym.register_envs(gymnasium_robotics)
+    pnp = gym.make("FetchPickAndPlace-v4").unwrapped
+    pnp.reset(seed=0)
+    ours = FetchBlocksEnv(initial_state="table")
+    far = np.array([[1.2, 0.6, REST_Z], [1.5, 0.6, REST_Z], [1.2, 0.9, REST_Z], [1.5, 0.9, REST_Z]])
+    ours.reset(options={"blocks": far})
+    actions = np.random.default_rng(0).uniform(-1, 1, (30, 4))
+    actions[:, 2] = np.abs(actions[:, 2]) * 0.5  # upwards: nothing is touched
+    for a in actions:
+        theirs = pnp.step(a.astype(np.float32))[0]["observation"]
+        mine = ours.step(a)[0]["observation"]
+        np.testing.assert_allclose(mine[GRIP_POS], theirs[:3], atol=1e-4)   # grip_pos
+        np.testing.assert_allclose(mine[15:17], theirs[9:11], atol=1e-4)     # finger joints
+    pnp.close()
+
+
 def test_scene_matches_the_layout_constants(env):
     m = env.sim.model
     for name, zone in ZONES.items():
@@ -120,6 +140,11 @@ def test_reset_options(env):
     obs, info = env.reset(seed=4, options={"goal": goal})
     np.testing.assert_array_equal(obs["desired_goal"], goal)
     assert info["program"] is None
+    blocks = np.array([[1.25, 0.7, REST_Z], [1.4, 0.7, REST_Z], [1.25, 0.85, REST_Z], [1.4, 0.85, REST_Z]])
+    obs, _ = env.reset(options={"blocks": blocks, "gripper": [1.33, 0.6, 0.52], "held": 2})
+    got = labeler.label(obs["observation"])
+    assert got.holding[2] and got.on_table[[0, 1, 3]].all()
+    np.testing.assert_allclose(block_positions(obs["observation"])[[0, 1, 3]], blocks[[0, 1, 3]], atol=2e-3)
     with pytest.raises(ValueError, match="unknown reset options"):
         env.reset(options={"nope": 1})
     with pytest.raises(goal_setter.UnknownProgramError):

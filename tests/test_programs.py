@@ -197,3 +197,43 @@ def test_bad_declarations_name_the_line(tmp_path, directives, message):
     with pytest.raises(ProgramError, match=message) as err:
         _compile(tmp_path, directives)
     assert "lib.pddl:" in str(err.value)
+
+
+# -- landmark graphs of the non-atomic programs ---------------------------------------------------
+def test_reach_task_of_a_program_is_solved_by_its_atomic_programs(lib):
+    from asg.planning import find_plan
+
+    task = lib.program_task("Clean_And_Stack")
+    result = find_plan(task)
+    assert task.goal_reached(task.replay(result.plan)[-1])
+    steps = [op.name for op in result.plan]
+    assert steps[-1].startswith("(reach_") and len(steps) == 5  # 4 atomic programs + the goal action
+    assert all(lib.get(_program_name(lib, s)).atomic for s in steps[:-1])
+
+
+def _program_name(lib, action: str) -> str:
+    return next(p.name for p in lib.atomic if p.action == action)
+
+
+def test_landmark_graphs_of_non_atomic_programs(lib):
+    import networkx as nx
+
+    in_zone = {Atom("in-zone", (b, z)) for b, z in (("b0", "orange"), ("b1", "orange"), ("b2", "blue"),
+                                                    ("b3", "blue"))}
+    for program in lib.non_atomic:
+        graph = lib.landmarks(program.name)
+        assert nx.is_directed_acyclic_graph(graph.graph), program.name
+        assert any(lm.goal for lm in graph.landmarks)
+    assert set(lib.subgoals("Clean_Table")) == in_zone
+    assert set(lib.subgoals("Move_All_To_Zone_BLUE")) == {Atom("in-zone", ("b2", "blue")),
+                                                          Atom("in-zone", ("b3", "blue"))}
+    # "in any order": no single stacking order or zone atom is forced, so no fact landmark
+    assert lib.subgoals("Stack_All_To_Zone_ORANGE") == []
+    assert lib.subgoals("Stack_All_Blocks") == []
+
+
+def test_landmarks_from_a_labelled_state(lib):
+    """From a state with b0 already in its zone, only the blue moves and b1 remain subgoals."""
+    init = TABLE_ON | atoms("(in-zone b0 orange)", "(holding b2)")  # holding: not in the model, dropped
+    assert set(lib.subgoals("Clean_Table", init)) == {
+        Atom("in-zone", ("b1", "orange")), Atom("in-zone", ("b2", "blue")), Atom("in-zone", ("b3", "blue"))}

@@ -6,12 +6,14 @@ it, fingers open); otherwise nothing moves. It stands in for the learned self-mo
 AlphaNPI-X (Section 4.1), so a meta-controller can be developed and tested in seconds.
 
 ``plan_program`` finds, for any program of the library, a call tree that reaches its ψ in the
-model: breadth-first over the programs it may call (fewest calls first, non-atomic callees
-tried first), with non-atomic callees planned recursively.
+model: a uniform-cost search over the programs it may call, cost = atomic programs run (ties:
+fewer calls, non-atomic callees first), non-atomic callees planned recursively. Each level is
+optimal given its callees' own plans.
 """
 from __future__ import annotations
 
-from collections import deque
+import heapq
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,10 +23,12 @@ from asg.envs.fetch.layout import (
     BLOCK_EULER, BLOCK_POS, BLOCK_REL_POS, BLOCK_VELP, BLOCK_VELR, FINGER_POS, FINGER_VEL, GRIP_POS,
     GRIP_VEL, N_BLOCKS,
 )
+from asg.envs.fetch.scripted import ScriptedConfig
 from asg.planning.programs import Program, ProgramLibrary, fetch_library
 
-RETREAT = 0.06       # the scripted controller leaves the gripper this far above the placed block
-FINGER_OPEN = 0.032  # and its fingers at this opening
+# Where the scripted controller leaves the gripper: above the placed block, fingers open.
+RETREAT = ScriptedConfig.retreat
+FINGER_OPEN = ScriptedConfig.finger_open
 
 
 class ExactBehaviourModel:
@@ -83,10 +87,6 @@ class CallTree:
         return out
 
 
-def labels_key(obs: np.ndarray) -> frozenset:
-    return labeler.atoms(obs)
-
-
 def plan_program(obs: np.ndarray, name: str, library: ProgramLibrary | None = None,
                  model: ExactBehaviourModel | None = None, max_calls: int = 6) -> CallTree | None:
     """A call tree for ``name`` from ``obs`` that reaches ψ in the exact model, or None."""
@@ -110,44 +110,43 @@ class _Planner:
         return obs
 
     def plan(self, program: Program, obs: np.ndarray) -> tuple[CallTree, np.ndarray] | None:
-        """Breadth-first search over ``program``'s callees; returns the tree and its end state."""
-        start = labels_key(obs)
+        """Uniform-cost search over ``program``'s callees, cost = atomic programs run (then calls)."""
+        start = labeler.atoms(obs)
         if not program.pre.holds(start):
             return None
         if program.atomic:
             nxt, ok = self.model.predict(obs, program.name)
             return (CallTree(program.name, atomic=True), nxt) if ok else None
-        if program.post.holds(start):
-            return CallTree(program.name), obs
         callees = sorted((self.library.get(c) for c in program.calls), key=lambda p: -p.level)
-        frontier = deque([(obs, ())])
-        seen = {start}
+        tie = itertools.count()
+        frontier = [(0, 0, next(tie), obs, ())]
+        done: set[frozenset] = set()
         while frontier:
-            state, calls = frontier.popleft()
-            if len(calls) >= self.max_calls:
+            cost, n_calls, _, state, calls = heapq.heappop(frontier)
+            key = labeler.atoms(state)
+            if key in done:
+                continue
+            done.add(key)
+            if program.post.holds(key):
+                return CallTree(program.name, calls), state
+            if n_calls >= self.max_calls:
                 continue
             for callee in callees:
                 step = self.sub_plan(callee, state)
-                if step is None:
-                    continue
-                tree, nxt = step
-                key = labels_key(nxt)
-                if key in seen:
-                    continue
-                seen.add(key)
-                if program.post.holds(key):
-                    return CallTree(program.name, calls + (tree,)), nxt
-                frontier.append((nxt, calls + (tree,)))
+                if step is not None and labeler.atoms(step[1]) not in done:
+                    tree, nxt = step
+                    heapq.heappush(frontier, (cost + len(tree.atomic_sequence()), n_calls + 1, next(tie), nxt,
+                                              calls + (tree,)))
         return None
 
     def sub_plan(self, callee: Program, obs: np.ndarray) -> tuple[CallTree, np.ndarray] | None:
         if callee.atomic:
             return self.plan(callee, obs)
-        key = (callee.name, labels_key(obs))
+        key = (callee.name, labeler.atoms(obs))
         if key in self.memo:
             tree = self.memo[key]
             end = None if tree is None else self.replay(tree, obs)
-            if tree is None or (end is not None and callee.post.holds(labels_key(end))):
+            if tree is None or (end is not None and callee.post.holds(labeler.atoms(end))):
                 return None if tree is None else (tree, end)
         found = self.plan(callee, obs)
         self.memo[key] = None if found is None else found[0]

@@ -49,7 +49,8 @@ class FetchBlocksEnv(gym.Env):
     ``program`` (atomic program name or index: its block is the focus block and its goal the
     episode goal; states are redrawn until its precondition holds), ``focus`` (block index),
     ``goal`` (12 values), ``blocks`` ((4, 3) resting positions) with optional ``gripper`` (3,)
-    and ``held`` (block index), or ``sim_state`` (a :class:`SimState`).
+    and ``held`` (that block starts grasped, at the gripper), or ``sim_state`` (a ``SimState``
+    from ``env.sim.get_state()``).
 
     ## Registered ids
     ``asg/FetchBlocks-v0`` (the training distribution of Appendix D.1) and
@@ -203,7 +204,13 @@ class FetchBlocksEnv(gym.Env):
         if blocks.shape != (N_BLOCKS, 3):
             raise ValueError(f"blocks must have shape (4, 3), got {blocks.shape}")
         gripper = np.asarray(options.get("gripper", self.sim.home_grip), dtype=np.float64)
-        return Layout(gripper, blocks, options.get("held"))
+        held = options.get("held")
+        if held is not None:
+            if not 0 <= held < N_BLOCKS:
+                raise ValueError(f"held must be a block index, got {held!r}")
+            blocks = blocks.copy()
+            blocks[held] = gripper  # the held block sits between the fingers
+        return Layout(gripper, blocks, held)
 
     def _sample_state(self, program: str | None, focus: int | None) -> np.ndarray:
         if focus is None:

@@ -18,18 +18,19 @@ from asg.envs.fetch.layout import (
 )
 
 
-
 @dataclass(frozen=True)
 class ScriptedConfig:
     """Waypoint and gain settings of the scripted controller."""
 
     clearance: float = 0.08
-    """Travel height above the highest block (and the block's start and target)."""
+    """Travel height above the highest block near the path (and the block's start and target)."""
+    corridor: float = 0.1
+    """Blocks closer than this (horizontally) to the straight path count as obstacles."""
     finger_open: float = 0.032
     """Finger joint target while approaching (0.0241 touches the block): 8 mm of play a side."""
     gain: float = 1.0
     """Action = gain * (waypoint - grip) / 0.05, clipped to [-1, 1]."""
-    coarse_tol: float = 0.012
+    coarse_tol: float = 0.015
     """Waypoint tolerance while travelling (m)."""
     fine_tol: float = 0.006
     """Waypoint tolerance when descending onto the block or the target (m)."""
@@ -50,7 +51,8 @@ class ScriptedController:
     phase: str = "idle"
     block: int = 0
     target: np.ndarray = field(default_factory=lambda: np.zeros(3))
-    travel_z: float = 0.0
+    approach_z: float = 0.0
+    carry_z: float = 0.0
     _count: int = 0
 
     def reset(self, obs: np.ndarray, goal: np.ndarray, block: int | None = None) -> None:
@@ -60,30 +62,33 @@ class ScriptedController:
         if block is None:
             block = int(np.argmax(np.linalg.norm(targets - blocks, axis=-1)))
         self.block, self.target = block, targets[block].copy()
-        self.travel_z = max(blocks[:, 2].max(), self.target[2]) + self.config.clearance
-        self._count = 0
         grip = np.asarray(obs)[GRIP_POS]
-        if np.linalg.norm(blocks[block] - grip) < 0.02 and self._closed(obs):
-            self.phase = "lift"
-        else:
-            self.phase = "rise"
+        here = blocks[block]
+        self.approach_z = self._height(blocks, grip, here, (here[2],))
+        self.carry_z = self._height(blocks, here, self.target, (here[2], self.target[2]))
+        self._count = 0
+        holding = np.linalg.norm(here - grip) < 0.02 and self._closed(obs)
+        self.phase = "lift" if holding else "rise"
+
+    def _height(self, blocks: np.ndarray, start: np.ndarray, end: np.ndarray, floor: tuple) -> float:
+        """Travel height from ``start`` to ``end``: clear every block near that line (and ``floor``)."""
+        near = [b[2] for k, b in enumerate(blocks)
+                if k != self.block and _segment_distance(b, start, end) < self.config.corridor]
+        return max([*near, *floor]) + self.config.clearance
 
     def act(self, obs: np.ndarray) -> np.ndarray:
         """The action for the current observation (70-d, env block order)."""
         obs = np.asarray(obs)
         grip, block = obs[GRIP_POS], block_positions(obs)[self.block]
         c = self.config
-        hover = np.array([block[0], block[1], self.travel_z])
-        above_target = np.array([self.target[0], self.target[1], self.travel_z])
-        if self.phase == "rise":
-            way = np.array([grip[0], grip[1], self.travel_z])
-            if grip[2] >= self.travel_z - c.coarse_tol or _dist_xy(grip, block) < c.coarse_tol:
+        if self.phase == "rise":  # up first, so that nothing is swept off the table
+            if grip[2] >= self.approach_z - c.coarse_tol or _dist_xy(grip, block) < c.coarse_tol:
                 self.phase = "approach"
-            return self._move(grip, way, self._open(obs))
+            return self._move(grip, np.array([grip[0], grip[1], self.approach_z]), self._open(obs))
         if self.phase == "approach":
-            if _dist_xy(grip, block) < c.fine_tol:
-                self.phase = "descend"
-            return self._move(grip, hover, self._open(obs))
+            if _dist_xy(grip, block) < c.coarse_tol:
+                self.phase = "descend"  # the descent finishes aligning in x and y
+            return self._move(grip, np.array([block[0], block[1], self.approach_z]), self._open(obs))
         if self.phase == "descend":
             if np.linalg.norm(grip - block) < c.fine_tol:
                 self.phase, self._count = "grasp", 0
@@ -94,13 +99,14 @@ class ScriptedController:
                 self.phase = "lift"
             return self._move(grip, block, -1.0)
         if self.phase == "lift":
-            if grip[2] >= self.travel_z - c.coarse_tol:
+            if grip[2] >= self.carry_z - c.coarse_tol:
                 self.phase = "carry"
-            return self._move(grip, np.array([grip[0], grip[1], self.travel_z]), -1.0)
+            return self._move(grip, np.array([grip[0], grip[1], self.carry_z]), -1.0)
         if self.phase == "carry":
-            if _dist_xy(grip, self.target) < c.fine_tol:
+            if _dist_xy(block, self.target) < c.coarse_tol:
                 self.phase = "place"
-            return self._move(grip, above_target, -1.0)
+            return self._move(grip, np.array([self.target[0], self.target[1], self.carry_z]) + (grip - block)
+                              * np.array([1.0, 1.0, 0.0]), -1.0)
         if self.phase == "place":
             if np.linalg.norm(block - self.target) < c.fine_tol:
                 self.phase, self._count = "release", 0
@@ -136,6 +142,14 @@ class ScriptedController:
 
 def _dist_xy(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.linalg.norm(np.asarray(a)[:2] - np.asarray(b)[:2]))
+
+
+def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """Horizontal distance from ``p`` to the segment from ``a`` to ``b``."""
+    p, a, b = (np.asarray(v, dtype=float)[:2] for v in (p, a, b))
+    ab = b - a
+    t = 0.0 if not ab.any() else float(np.clip(np.dot(p - a, ab) / np.dot(ab, ab), 0.0, 1.0))
+    return float(np.linalg.norm(p - (a + t * ab)))
 
 
 @dataclass(frozen=True)

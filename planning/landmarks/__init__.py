@@ -38,13 +38,17 @@ def _build_graph(task: Task, result: HmResult, m: int, method: str) -> LandmarkG
         for g in result.goal_msets:
             nodes.update(result.members(result.labels[g]))
     edges: dict[tuple[int, int], str] = {}
+
+    def orderable(u: int, v: int) -> bool:
+        return u in nodes and u != v
+
     if reached_goal:
         for v in nodes:
             for u in result.members(result.labels.get(v, 0)):
-                if u in nodes and u != v:
+                if orderable(u, v):
                     edges[(u, v)] = "natural"
             for u in result.members(result.greedy_necessary.get(v, 0)):
-                if u in nodes and u != v:
+                if orderable(u, v):
                     edges[(u, v)] = "greedy-necessary"
     dag = nx.DiGraph()
     dag.add_nodes_from(nodes)

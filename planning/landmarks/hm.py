@@ -104,7 +104,7 @@ def hm_landmarks(task: Task, m: int = 1) -> HmResult:
         return bits
 
     _propagate(task, m, ops, msets, labels, label_of)
-    greedy = _greedy_necessary(task, ops, msets, labels, label_of, m)
+    greedy = _greedy_necessary(task, ops, msets, labels, label_of, m, init_msets)
     goal = sorted(fact_id[a] for a in task.goal if a in fact_id)
     return HmResult(tuple(task.facts), tuple(msets.sets), labels, greedy,
                     tuple(msets.of(goal, m)), init_msets)
@@ -203,7 +203,7 @@ def _propagate(task: Task, m: int, ops: list, msets: _MSets, labels: dict[int, i
             k, c = item
             base = op_label[k]
             pre, add = ops[k][0], ops[k][1]
-            cond = label_of([c] + [msets.pair(c, x) for x in pre])
+            cond = _noop_condition(c, pre, msets, labels, label_of)
             if base is None or cond is None:
                 continue
             bits = base | cond
@@ -211,11 +211,24 @@ def _propagate(task: Task, m: int, ops: list, msets: _MSets, labels: dict[int, i
                 update(msets.pair(c, e), bits)
 
 
-def _greedy_necessary(task, ops, msets, labels, label_of, m) -> dict[int, int]:
+def _noop_condition(c: int, pre: list[int], msets: _MSets, labels: dict[int, int], label_of) -> int | None:
+    """Label of the no-op a_c's condition: the mixed pairs {c, x}, x in pre(a).
+
+    As in FD, {c} itself is not part of the condition (it holds already and a leaves it
+    alone); it must be reached, though, for c to be carried along at all.
+    """
+    if c not in labels:
+        return None
+    return label_of([msets.pair(c, x) for x in pre])
+
+
+def _greedy_necessary(task, ops, msets, labels, label_of, m, init_msets) -> dict[int, int]:
     """For each m-set: the pre-m-sets common to all its first achievers (final labels)."""
     shared: dict[int, int] = {}
 
     def meet(effect: int, pre_bits: int) -> None:
+        if labels.get(effect) == 0 and effect in init_msets:
+            return  # true from the start: no achiever is needed, so nothing is ordered before it
         shared[effect] = shared.get(effect, pre_bits) & pre_bits
 
     for pre, add, pre_ids, effects, touched in ops:
@@ -232,16 +245,34 @@ def _greedy_necessary(task, ops, msets, labels, label_of, m) -> dict[int, int]:
             for c in range(len(task.facts)):
                 if (touched >> c) & 1 or c not in labels:
                     continue
-                cond = [c] + [msets.pair(c, x) for x in pre]
-                noop_label = label_of(cond)
+                noop_label = _noop_condition(c, pre, msets, labels, label_of)
                 if noop_label is None:
                     continue
                 noop_label |= op_label
                 noop_pre = pre_bits
-                for i in cond:
-                    noop_pre |= 1 << i
+                for x in pre:
+                    noop_pre |= 1 << msets.pair(c, x)
                 for e in add:
                     effect = msets.pair(c, e)
                     if not (noop_label >> effect) & 1:
                         meet(effect, noop_pre)
     return shared
+
+
+def relaxed_reachable(task: Task) -> frozenset[Atom]:
+    """Facts reachable when delete effects are ignored (h^max < ∞)."""
+    reached = set(task.init)
+    remaining = list(task.operators)
+    progress = True
+    while progress:
+        progress = False
+        waiting = []
+        for op in remaining:
+            if op.pre <= reached:
+                if not op.add <= reached:
+                    reached |= op.add
+                    progress = True
+            else:
+                waiting.append(op)
+        remaining = waiting
+    return frozenset(reached)

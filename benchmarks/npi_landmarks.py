@@ -1,0 +1,117 @@
+"""Landmark-guided program search: training iterations to 0.9 success, with and without guidance.
+
+Trains the AlphaNPI-X meta-controller on the Fetch library with the exact symbolic behaviour
+model (Table 5 settings unless overridden) once per guidance mode and seed, validating every
+program each iteration (10 exploit-mode episodes, 5 simulations, fixed start states). A run
+stops when every program reaches 0.9 or after ``--max-iterations``. Reported per run: the
+first iteration at which every program was at >= 0.9 ("all"; censored runs show "> max"), the
+first such iteration per program, the mean validation success over the run (area under the
+curve) and the wall time. Each finished run is appended to the JSON file, so a long benchmark
+can be stopped and resumed (finished runs are skipped).
+
+    python benchmarks/npi_landmarks.py [--seeds 0 1 2] [--modes off prior] [--max-iterations 60]
+        [--workers 1] [--lr 1e-4] [--json runs/npi_landmarks.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+
+def run_one(mode: str, seed: int, args) -> dict:
+    """One training run; its figures."""
+    from asg.learning.npi.config import NetConfig, NPIConfig, SearchConfig
+    from asg.learning.npi.models import exact_fetch_model
+    from asg.learning.npi.trainer import MetaControllerTrainer
+
+    search = SearchConfig(landmark=mode, landmark_weight=args.weight if mode != "off" else 0.5)
+    config = NPIConfig(net=NetConfig(lr=args.lr), search=search, iterations=args.max_iterations,
+                       stop_at_success=args.target, workers=args.workers)
+    trainer = MetaControllerTrainer(exact_fetch_model(), config, seed=seed, target=args.target)
+    start = time.perf_counter()
+    state = trainer.train()
+    curve = [row["val_mean"] for row in state.rows if "val_mean" in row]
+    return {"mode": mode, "seed": seed, "iterations": state.iteration,
+            "to_target_all": state.first_reached.get("all"),
+            "to_target": {k: v for k, v in sorted(state.first_reached.items()) if k != "all"},
+            "final_validation": state.validation, "auc": float(np.mean(curve)) if curve else 0.0,
+            "curve": curve, "wall_seconds": round(time.perf_counter() - start, 1),
+            "lr": args.lr, "max_iterations": args.max_iterations, "weight": args.weight}
+
+
+def summary_lines(runs: list[dict], max_iterations: int) -> list[str]:
+    """The per-run table and the per-mode summary."""
+    lines = [f"{'mode':<7} {'seed':>4} {'iters to 0.9 (all)':>19} {'AUC':>6} {'final min':>9} {'wall s':>8}"]
+    for r in runs:
+        reached = r["to_target_all"]
+        shown = str(reached) if reached is not None else f"> {r['iterations']}"
+        final = min(r["final_validation"].values()) if r["final_validation"] else 0.0
+        lines.append(f"{r['mode']:<7} {r['seed']:>4} {shown:>19} {r['auc']:>6.3f} {final:>9.2f} {r['wall_seconds']:>8.0f}")
+    lines.append("")
+    lines.append(f"{'mode':<7} {'runs':>4} {'reached':>7} {'mean iters (censored at max)':>29} {'mean AUC':>9}")
+    for mode in sorted({r["mode"] for r in runs}):
+        mine = [r for r in runs if r["mode"] == mode]
+        iters = [r["to_target_all"] if r["to_target_all"] is not None else r["max_iterations"] for r in mine]
+        reached = sum(r["to_target_all"] is not None for r in mine)
+        lines.append(f"{mode:<7} {len(mine):>4} {reached:>7} {np.mean(iters):>29.1f} "
+                     f"{np.mean([r['auc'] for r in mine]):>9.3f}")
+    programs = sorted({p for r in runs for p in r["final_validation"]})
+    if programs:
+        lines.append("")
+        lines.append("first iteration at >= target, per program (mean over seeds; '-' = never)")
+        for mode in sorted({r["mode"] for r in runs}):
+            mine = [r for r in runs if r["mode"] == mode]
+            cells = []
+            for p in programs:
+                firsts = [r["to_target"].get(p) for r in mine]
+                cells.append(f"{p}={np.mean([f for f in firsts if f is not None]):.1f}"
+                             f"({sum(f is not None for f in firsts)}/{len(firsts)})" if any(firsts) else f"{p}=-")
+            lines.append(f"  {mode}: " + ", ".join(cells))
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--modes", nargs="+", default=["off", "prior"], choices=["off", "prior", "bonus"])
+    parser.add_argument("--max-iterations", type=int, default=60)
+    parser.add_argument("--target", type=float, default=0.9)
+    parser.add_argument("--lr", type=float, default=1e-4, help="Adam learning rate (Table 5: 1e-4)")
+    parser.add_argument("--weight", type=float, default=0.5, help="λ of the landmark prior mix / bonus")
+    parser.add_argument("--workers", type=int, default=1, help="self-play processes")
+    parser.add_argument("--json", default="runs/npi_landmarks.json", help="runs are appended here")
+    args = parser.parse_args()
+
+    import torch
+
+    torch.set_num_threads(1)
+    out = Path(args.json)
+    runs: list[dict] = json.loads(out.read_text())["runs"] if out.is_file() else []
+
+    def key(r: dict) -> tuple:
+        return (r["mode"], r["seed"], r["lr"], r["max_iterations"], r["weight"])
+
+    for seed in args.seeds:
+        for mode in args.modes:
+            wanted = (mode, seed, args.lr, args.max_iterations, args.weight)
+            if any(key(r) == wanted for r in runs):
+                continue
+            print(f"training: landmark={mode} seed={seed}", flush=True)
+            runs.append(run_one(mode, seed, args))
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp = out.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"runs": runs}, indent=1) + "\n")
+            os.replace(tmp, out)
+    chosen = [r for r in runs if r["lr"] == args.lr and r["max_iterations"] == args.max_iterations
+              and r["weight"] == args.weight and r["mode"] in args.modes and r["seed"] in args.seeds]
+    print("\n".join(summary_lines(chosen, args.max_iterations)))
+
+
+if __name__ == "__main__":
+    main()

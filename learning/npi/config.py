@@ -1,0 +1,139 @@
+"""Frozen hyper-parameters of the AlphaNPI-X meta-controller; defaults cite their source.
+
+Sources: AlphaNPI-X (Pierrot et al. 2020, ``shared/papers/000_…``) Table 5 ("T5"), Section 4
+and Appendix B ("B.2", "B.3"); the AlphaNPI code as surveyed in
+``shared/research/reference_code.md`` §2.2–§2.4 ("§2.x") for what the paper leaves out. Fields
+marked "ours" have no published value.
+
+``NPIConfig`` is what a run saves; ``to_dict`` / ``from_dict`` round-trip it through JSON.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from asg.learning.errors import ConfigError
+
+LANDMARK_MODES = ("off", "prior", "bonus")
+CURRICULA = ("random", "learning-progress")
+Q_ESTIMATES = ("softmax", "mean")
+INITIAL_STATES = ("table", "stacked")
+
+
+def _check(cond: bool, message: str) -> None:
+    if not cond:
+        raise ConfigError(message)
+
+
+@dataclass(frozen=True)
+class NetConfig:
+    """The AlphaNPI network (B.2, Figure 6) and its optimiser."""
+
+    obs_hidden: int = 128  # observation module hidden layer size (T5)
+    obs_encoding: int = 128  # S, observation encoding dimension (T5)
+    program_embedding: int = 256  # P, embedding of each non-atomic program (T5)
+    lstm_hidden: int = 128  # H, LSTM hidden state dimension (T5)
+    head_hidden: int = 64  # policy and value heads 128 -> 64 -> out (§2.2)
+    init_range: float = 0.1  # encoder, LSTM and heads initialised uniform in ±0.1 (§2.2)
+    lr: float = 1e-4  # Adam learning rate (T5)
+
+    def __post_init__(self) -> None:
+        for name in ("obs_hidden", "obs_encoding", "program_embedding", "lstm_hidden", "head_hidden"):
+            _check(getattr(self, name) >= 1, f"net.{name} must be >= 1")
+        _check(self.init_range > 0 and self.lr > 0, "net.init_range and net.lr must be > 0")
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Recursive MCTS over programs (B.2, §2.3)."""
+
+    c_puct: float = 0.5  # P-UCT exploration coefficient (T5)
+    c_level: float = 3.0  # level term c_level·exp(-(level(task) - level(callee))) (T5, §2.3)
+    gamma: float = 0.97  # a successful Stop after n calls is worth gamma**n (T5)
+    failure_value: float = -1.0  # Stop with ψ false, a failed sub-call (§2.3)
+    simulations: int = 100  # n_simu while exploring (T5)
+    simulations_exploit: int = 5  # n_simu-exploit (T5)
+    sub_simulations: int = 5  # the fresh search of a non-atomic call runs in exploit mode (§2.3)
+    temperature: float = 1.3  # τ, an exponent on visit counts: π ∝ N**τ (§2.3)
+    dirichlet_eps: float = 0.25  # ε_d, noise fraction while exploring (T5)
+    dirichlet_alpha: float = 0.03  # α_d (T5)
+    max_calls: int = 6  # calls one program may make before only Stop is legal (ours; §2.3: 5 for sorting)
+    q_estimate: Literal["softmax", "mean"] = "softmax"  # Q = softmax(values)-weighted mean (§2.3) or mean
+    landmark: Literal["off", "prior", "bonus"] = "off"  # landmark guidance (ours, landmark_guidance.py)
+    landmark_weight: float = 0.5  # λ of the prior mix, or the coefficient of the bonus term (ours)
+
+    def __post_init__(self) -> None:
+        _check(self.c_puct >= 0 and self.c_level >= 0, "search.c_puct and search.c_level must be >= 0")
+        _check(0.0 < self.gamma <= 1.0, f"search.gamma must be in (0, 1], got {self.gamma}")
+        _check(self.failure_value < 0, "search.failure_value must be negative")
+        for name in ("simulations", "simulations_exploit", "sub_simulations", "max_calls"):
+            _check(getattr(self, name) >= 1, f"search.{name} must be >= 1")
+        _check(self.temperature > 0, "search.temperature must be > 0")
+        _check(0.0 <= self.dirichlet_eps <= 1.0 and self.dirichlet_alpha > 0,
+               "search.dirichlet_eps must be in [0, 1] and dirichlet_alpha > 0")
+        _check(self.q_estimate in Q_ESTIMATES, f"search.q_estimate must be one of {Q_ESTIMATES}")
+        _check(self.landmark in LANDMARK_MODES, f"search.landmark must be one of {LANDMARK_MODES}")
+        _check(self.landmark_weight >= 0, "search.landmark_weight must be >= 0")
+        _check(self.landmark != "prior" or self.landmark_weight <= 1.0,
+               "search.landmark_weight is a mixing fraction in [0, 1] for landmark='prior'")
+
+
+@dataclass(frozen=True)
+class NPIConfig:
+    """Training the meta-controller in imagination (B.3, Algorithm 4)."""
+
+    net: NetConfig = field(default_factory=NetConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
+    iterations: int = 700  # n_iteration (T5)
+    episodes_per_iteration: int = 20  # n_ep (T5)
+    updates_per_episode: int = 2  # n_updates_per_episode (T5)
+    batch_size: int = 16  # whole traces per batch, trained with BPTT (T5, B.3)
+    buffer_size: int = 100  # n_buf, traces kept (T5)
+    p_buf: float = 0.5  # fraction of a batch drawn from positive-reward traces (T5)
+    validation_episodes: int = 10  # n_val per program, exploit mode (T5)
+    validate_every: int = 1  # iterations between validations (ours; Algorithm 4 validates each one)
+    curriculum: Literal["random", "learning-progress"] = "random"  # program sampling (Section 4.1, B.3)
+    lp_epsilon: float = 0.2  # ε of B.3 Eq. 3 (ours: the paper gives none)
+    lp_episodes: int = 5  # l of B.3, exploit episodes per program per iteration (ours)
+    programs: tuple[str, ...] = ()  # non-atomic programs to train; () = all of the library
+    initial_states: Literal["table", "stacked"] = "table"  # start distribution of episodes (D.1; ours)
+    stop_at_success: float | None = None  # end once every validated program reaches this (ours)
+    workers: int = 1  # self-play processes (the paper: 10 MPI actors, B.3)
+
+    def __post_init__(self) -> None:
+        for name in ("iterations", "episodes_per_iteration", "batch_size", "buffer_size",
+                     "validation_episodes", "validate_every", "lp_episodes", "workers"):
+            _check(getattr(self, name) >= 1, f"{name} must be >= 1")
+        _check(self.updates_per_episode >= 0, "updates_per_episode must be >= 0")
+        _check(0.0 <= self.p_buf <= 1.0, f"p_buf must be in [0, 1], got {self.p_buf}")
+        _check(0.0 <= self.lp_epsilon <= 1.0, f"lp_epsilon must be in [0, 1], got {self.lp_epsilon}")
+        _check(self.curriculum in CURRICULA, f"curriculum must be one of {CURRICULA}")
+        _check(self.initial_states in INITIAL_STATES, f"initial_states must be one of {INITIAL_STATES}")
+        _check(self.stop_at_success is None or 0.0 < self.stop_at_success <= 1.0,
+               "stop_at_success must be in (0, 1] or None")
+        _check(isinstance(self.programs, tuple), "programs must be a tuple of program names")
+
+
+def to_dict(config: NPIConfig) -> dict[str, Any]:
+    """A JSON-ready dict of the config (tuples become lists)."""
+    return dataclasses.asdict(config)
+
+
+def from_dict(data: dict[str, Any], where: str = "config") -> NPIConfig:
+    """The config from :func:`to_dict` output, or a partial dict over the defaults."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a JSON object")
+    known = {f.name for f in dataclasses.fields(NPIConfig)}
+    unknown = set(data) - known
+    if unknown:
+        raise ConfigError(f"{where}: unknown field(s) {sorted(unknown)}")
+    data = dict(data)
+    try:
+        net = NetConfig(**data.pop("net", {}))
+        search = SearchConfig(**data.pop("search", {}))
+        if "programs" in data:
+            data["programs"] = tuple(data["programs"])
+        return NPIConfig(net=net, search=search, **data)
+    except TypeError as err:
+        raise ConfigError(f"{where}: {err}") from None

@@ -1,0 +1,214 @@
+"""Running non-atomic programs in a world: the three inference modes of AlphaNPI-X Section 4.2.
+
+- ``network``: no search; each call is the argmax of the network's masked policy.
+- ``plan``: search the whole call tree in the model (exploit mode), then execute its atomic
+  programs open-loop in the world.
+- ``replan``: model predictive control; before every call a new exploit-mode search runs from
+  the world's current state, and a non-atomic call recursively does the same for its callee
+  (only atomic programs move the world, so only they trigger re-planning; Algorithm 5).
+
+The world is an :class:`Executor`: the real Fetch env with a controller for the atomic
+programs (:class:`FetchExecutor`: the scripted controller stands in for the goal policy until
+one is trained), or a model itself (:class:`ModelExecutor`). A program succeeds when its ψ
+holds in the world's final state. Each run returns a :class:`CallRecord`, the call tree of
+Figure 1 / Figure 7.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from asg.learning.npi.mcts import SearchContext, execute, masked_priors, most_visited, new_root, run_simulations
+from asg.learning.npi.models import EnvironmentModel
+
+MODES = ("network", "plan", "replan")
+
+
+class Executor(Protocol):
+    """The world programs run in."""
+
+    def observe(self) -> np.ndarray:
+        """The current state."""
+
+    def run_atomic(self, program: int) -> np.ndarray:
+        """Run atomic program ``program`` from the current state; the state it ends in."""
+
+
+class ModelExecutor:
+    """A model as the world: atomic programs do exactly what the model predicts."""
+
+    def __init__(self, model: EnvironmentModel, state: np.ndarray) -> None:
+        self.model, self.state = model, np.asarray(state, dtype=float)
+
+    def observe(self) -> np.ndarray:
+        return self.state
+
+    def run_atomic(self, program: int) -> np.ndarray:
+        if self.model.table.preconditions(self.model.atoms(self.state))[program]:
+            self.state = self.model.step(self.state, program)
+        return self.state
+
+
+class FetchExecutor:
+    """The real Fetch env; atomic programs run ``controller`` (default: scripted) for T = 50 steps."""
+
+    def __init__(self, env: Any = None, controller: Any = None) -> None:
+        from asg.envs.fetch.env import FetchBlocksEnv
+        from asg.envs.fetch.scripted import ScriptedController
+        from asg.planning.programs import fetch_library
+
+        self.env = env if env is not None else FetchBlocksEnv(initial_state="table", max_steps=None)
+        self.controller = controller if controller is not None else ScriptedController()
+        self.names = tuple(p.name for p in fetch_library())
+
+    def reset(self, seed: int) -> np.ndarray:
+        """A new episode from the env's start distribution."""
+        obs, _ = self.env.reset(seed=seed)
+        return obs["observation"]
+
+    def observe(self) -> np.ndarray:
+        return self.env.observation()["observation"]
+
+    def run_atomic(self, program: int) -> np.ndarray:
+        from asg.envs.fetch.scripted import run_atomic
+
+        return run_atomic(self.env, self.names[program], self.controller).final
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """A program call as executed: its callees (atomic ones have none) and whether its ψ held."""
+
+    program: str
+    atomic: bool
+    success: bool
+    calls: tuple["CallRecord", ...] = ()
+
+    def atomic_count(self) -> int:
+        return 1 if self.atomic else sum(c.atomic_count() for c in self.calls)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"program": self.program, "atomic": self.atomic, "success": self.success,
+                "calls": [c.to_json() for c in self.calls]}
+
+    def lines(self, indent: int = 0) -> list[str]:
+        """An indented trace, one call per line."""
+        out = ["  " * indent + self.program + ("" if self.atomic or self.success else "  (failed)")]
+        for call in self.calls:
+            out.extend(call.lines(indent + 1))
+        return out
+
+
+def run_program(mode: str, task: int, executor: Executor, ctx: SearchContext) -> CallRecord:
+    """Run program ``task`` in ``executor`` with inference ``mode`` (network | plan | replan)."""
+    if mode == "network":
+        return _run_network(task, executor, ctx)
+    if mode == "plan":
+        return _run_plan(task, executor, ctx)
+    if mode == "replan":
+        return _run_replan(task, executor, ctx)
+    raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+
+
+def _atomic_record(ctx: SearchContext, program: int, executor: Executor) -> CallRecord:
+    state = executor.run_atomic(program)
+    ok = ctx.table.post_holds(program, ctx.model.atoms(state))
+    return CallRecord(ctx.table.programs[program].name, True, ok)
+
+
+def _run_network(task: int, executor: Executor, ctx: SearchContext) -> CallRecord:
+    table, cfg = ctx.table, ctx.config
+    h, c = ctx.evaluator.initial_hidden()
+    calls: list[CallRecord] = []
+    for depth in range(cfg.max_calls + 1):
+        state = executor.observe()
+        atoms = ctx.model.atoms(state)
+        legal = table.legal(task, atoms, depth, cfg.max_calls)
+        logits, _, h, c = ctx.evaluator.evaluate(state, table.task_row(task), h, c)
+        action = int(np.argmax(masked_priors(np.asarray(logits, dtype=float), legal)))
+        if action == table.stop:
+            break
+        calls.append(_atomic_record(ctx, action, executor) if table.is_atomic(action)
+                     else _run_network(action, executor, ctx))
+    return _finish(ctx, task, executor, calls)
+
+
+def _run_plan(task: int, executor: Executor, ctx: SearchContext) -> CallRecord:
+    trace = execute(task, executor.observe(), ctx, explore=False)
+    calls = [_atomic_record(ctx, a, executor) for a in trace.atomic_actions()]
+    return _finish(ctx, task, executor, calls)
+
+
+def _run_replan(task: int, executor: Executor, ctx: SearchContext) -> CallRecord:
+    table, cfg = ctx.table, ctx.config
+    h, c = ctx.evaluator.initial_hidden()
+    progress = None
+    calls: list[CallRecord] = []
+    for depth in range(cfg.max_calls + 1):
+        state = executor.observe()
+        if ctx.guide is not None:
+            atoms = ctx.model.atoms(state)
+            progress = (ctx.guide.start(table.programs[task].name, atoms) if progress is None
+                        else ctx.guide.advance(progress, atoms))
+        root = new_root(task, state, ctx, False, h, c, depth, progress)
+        ctx.sub_traces.clear()  # the world moved: plans made from older states are stale
+        run_simulations(root, cfg.simulations_exploit, ctx, False)
+        action = most_visited(root)
+        h, c = root.h, root.c
+        if action == table.stop:
+            break
+        calls.append(_atomic_record(ctx, action, executor) if table.is_atomic(action)
+                     else _run_replan(action, executor, ctx))
+    return _finish(ctx, task, executor, calls)
+
+
+def _finish(ctx: SearchContext, task: int, executor: Executor, calls: list[CallRecord]) -> CallRecord:
+    ok = ctx.table.post_holds(task, ctx.model.atoms(executor.observe()))
+    return CallRecord(ctx.table.programs[task].name, False, ok, tuple(calls))
+
+
+def call_tree_png(record: CallRecord) -> bytes:
+    """The call tree drawn as a PNG (Figure 7's colours: non-atomic blue, atomic green)."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    leaves: list[int] = [0]
+    boxes: list[tuple[float, int, CallRecord]] = []
+    edges: list[tuple[tuple[float, int], tuple[float, int]]] = []
+
+    def place(node: CallRecord, depth: int) -> float:
+        if not node.calls:
+            x = float(leaves[0])
+            leaves[0] += 1
+        else:
+            xs = [place(child, depth + 1) for child in node.calls]
+            x = sum(xs) / len(xs)
+            edges.extend(((x, depth), (cx, depth + 1)) for cx in xs)
+        boxes.append((x, depth, node))
+        return x
+
+    place(record, 0)
+    depth = max(d for _, d, _ in boxes)
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.9 * leaves[0]), 1.3 * (depth + 1) + 0.6))
+    for (x0, d0), (x1, d1) in edges:
+        ax.plot([x0, x1], [-d0, -d1], color="0.6", zorder=1)
+    for x, d, node in boxes:
+        colour = "#8fd19e" if node.atomic else "#9cc3f0"
+        edge = "black" if node.success else "#c0392b"
+        ax.text(x, -d, node.program.replace("_", " "), ha="center", va="center", fontsize=7, zorder=2,
+                bbox={"boxstyle": "round", "facecolor": colour, "edgecolor": edge})
+    ax.set_xlim(-0.8, leaves[0] - 0.2)
+    ax.set_ylim(-depth - 0.6, 0.6)
+    ax.axis("off")
+    ax.set_title(f"{record.program}: {'success' if record.success else 'failure'}", fontsize=9)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return buf.getvalue()

@@ -1,0 +1,253 @@
+"""Entry points for the CLI: train the meta-controller, evaluate non-atomic programs (Table 2).
+
+A run folder holds ``config.json`` (the resolved :class:`NPIConfig`, seed, model), ``metrics.csv``
+(one row per iteration), ``meta_controller.pt`` (network, optimiser and loop state; written
+atomically) and ``result.json``. Checkpoints are torch pickles: load only files you wrote.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from asg.learning.errors import CheckpointError, ConfigError
+from asg.learning.npi.config import NPIConfig, SearchConfig, from_dict, to_dict
+from asg.learning.npi.inference import MODES, CallRecord, FetchExecutor, ModelExecutor, call_tree_png, run_program
+from asg.learning.npi.mcts import SearchContext
+from asg.learning.npi.models import EnvironmentModel, RealFetchModel, exact_fetch_model, learned_fetch_model
+from asg.learning.npi.network import AlphaNPINet
+from asg.learning.npi.selfplay import make_guide, start_state
+from asg.learning.npi.trainer import MetaControllerTrainer
+from asg.learning.run_dir import atomic_write, atomic_write_json
+
+CHECKPOINT = "meta_controller.pt"
+CHECKPOINT_VERSION = 1
+MODELS = ("exact", "learned")
+WORLDS = ("real", "model")
+# AlphaNPI-X Table 2 (success per program family, averaged over arguments).
+PAPER_TABLE2 = {
+    "Clean_Table": {"network": 0.02, "plan": 0.54, "replan": 0.63},
+    "Clean_And_Stack": {"network": 0.01, "plan": 0.25, "replan": 0.38},
+    "Stack_All_Blocks": {"network": 0.02, "plan": 0.19, "replan": 0.31},
+    "Stack_All_To_Zone": {"network": 0.82, "plan": 0.92, "replan": 0.94},
+    "Move_All_To_Zone": {"network": 0.68, "plan": 0.95, "replan": 0.95},
+}
+
+
+def build_model(kind: str, predictor: Any = None, initial_states: str = "table") -> EnvironmentModel:
+    """The search's model: ``exact`` (symbolic Ω), ``learned`` (needs ``predictor``) or ``real``."""
+    if kind == "exact":
+        return exact_fetch_model(initial_states)
+    if kind == "learned":
+        if predictor is None:
+            raise ConfigError("--model learned: no learned behaviour model is available yet; use --model exact")
+        return learned_fetch_model(predictor, initial_states)
+    if kind == "real":
+        return RealFetchModel()
+    raise ConfigError(f"--model must be one of {MODELS + ('real',)}, got {kind!r}")
+
+
+# -- checkpoints ------------------------------------------------------------------------------
+def save_checkpoint(path: Path, trainer: MetaControllerTrainer, model_name: str) -> None:
+    """Write the trainer's state and config to ``path`` atomically."""
+    payload = {"version": CHECKPOINT_VERSION, "config": to_dict(trainer.config), "seed": trainer.seed,
+               "model": model_name, "programs": list(trainer.table.names), "state_dim": trainer.model.state_dim,
+               "trainer": trainer.state_dict()}
+    buf = io.BytesIO()
+    torch.save(payload, buf)
+    atomic_write(Path(path), buf.getvalue())
+
+
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """The checkpoint payload; ``CheckpointError`` when missing, corrupt or of another version."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"{path}: no meta-controller checkpoint")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as err:  # any unpickling failure means a corrupt file
+        raise CheckpointError(f"{path}: corrupt checkpoint ({type(err).__name__})") from None
+    if not isinstance(payload, dict) or payload.get("version") != CHECKPOINT_VERSION:
+        raise CheckpointError(f"{path}: not a version-{CHECKPOINT_VERSION} meta-controller checkpoint")
+    return payload
+
+
+def load_network(path: str | Path, model: EnvironmentModel) -> tuple[AlphaNPINet, NPIConfig]:
+    """The trained network and its config; the checkpoint must match the model's programs."""
+    payload = read_checkpoint(path)
+    if payload["programs"] != list(model.table.names) or payload["state_dim"] != model.state_dim:
+        raise CheckpointError(f"{path}: trained on another program library or state size")
+    config = from_dict(payload["config"], str(path))
+    table = model.table
+    net = AlphaNPINet(model.state_dim, table.n_actions, len(table.tasks), config.net)
+    net.load_state_dict(payload["trainer"]["net"])
+    return net, config
+
+
+# -- training ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MetaControllerResult:
+    """The outcome of a training run (``result.json``)."""
+
+    run_dir: str
+    model: str
+    seed: int
+    iterations: int
+    validation: dict[str, float]
+    first_reached: dict[str, int]
+    wall_seconds: float
+    status: str
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def train_meta_controller(out_dir: str | Path, *, config: NPIConfig | None = None, model: str = "exact",
+                          predictor: Any = None, seed: int = 0, iterations: int | None = None,
+                          workers: int | None = None, resume: bool = False,
+                          progress: Callable[[dict[str, Any]], None] | None = None,
+                          should_stop: Callable[[], bool] | None = None) -> MetaControllerResult:
+    """Train (or resume) the meta-controller in ``model``; everything lands in ``out_dir``."""
+    from dataclasses import replace
+
+    torch.set_num_threads(1)
+    out = Path(out_dir)
+    ckpt = out / CHECKPOINT
+    if resume:
+        payload = read_checkpoint(ckpt)
+        config, seed, model = from_dict(payload["config"], str(ckpt)), payload["seed"], payload["model"]
+    elif ckpt.exists():
+        raise ConfigError(f"{out}: already holds a meta-controller; resume it or choose another folder")
+    config = config or NPIConfig()
+    if workers is not None:
+        config = replace(config, workers=workers)
+    world = build_model(model, predictor, config.initial_states)
+    trainer = MetaControllerTrainer(world, config, seed)
+    if resume:
+        trainer.load_state_dict(payload["trainer"])
+    atomic_write_json(out / "config.json", {"config": to_dict(config), "seed": seed, "model": model})
+    total = config.iterations if iterations is None else iterations
+
+    def on_row(row: dict[str, Any]) -> None:
+        _write_metrics(out / "metrics.csv", trainer.state.rows)
+        if row["iteration"] % config.validate_every == 0 or row["iteration"] >= total:
+            save_checkpoint(ckpt, trainer, model)
+        if progress is not None:
+            progress(row)
+
+    state = trainer.train(total, on_row, should_stop)
+    save_checkpoint(ckpt, trainer, model)
+    status = "solved" if trainer.solved() else ("finished" if state.iteration >= total else "interrupted")
+    result = MetaControllerResult(str(out), model, seed, state.iteration, dict(state.validation),
+                                  dict(state.first_reached), round(state.wall_seconds, 2), status)
+    atomic_write_json(out / "result.json", result.to_json())
+    return result
+
+
+def _write_metrics(path: Path, rows: list[dict[str, Any]]) -> None:
+    names: list[str] = []
+    for row in rows:
+        names.extend(k for k in row if k not in names)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=names, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write(path, buf.getvalue().encode())
+
+
+# -- evaluation -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProgramEvaluation:
+    """Success per program of one inference mode; ``to_json`` is the CLI's ``--json`` output."""
+
+    mode: str
+    model: str
+    world: str
+    programs: dict[str, dict[str, float | int]]
+    families: dict[str, float] = field(default_factory=dict)  # averaged over arguments (Table 2 rows)
+    example: CallRecord | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mode": self.mode, "model": self.model, "world": self.world, "programs": self.programs,
+                "families": self.families}
+
+    def table_lines(self) -> list[str]:
+        """Table 2: our success per family beside the paper's for the same mode."""
+        lines = [f"{'program':<20} {'ours':>6} {'paper':>6}   ({self.mode}, model {self.model}, {self.world} world)"]
+        for family, rate in self.families.items():
+            paper = PAPER_TABLE2.get(family, {}).get(self.mode)
+            lines.append(f"{family:<20} {rate:>6.2f} {'' if paper is None else f'{paper:.2f}':>6}")
+        return lines
+
+
+def evaluate_programs(checkpoint: str | Path | None, *, mode: str = "replan", model: str = "exact",
+                      world: str = "real", episodes: int = 100, programs: str | list[str] = "non-atomic",
+                      seed: int = 0, predictor: Any = None, search: SearchConfig | None = None,
+                      trace_png: str | Path | None = None, json_path: str | Path | None = None,
+                      progress: Callable[[str, int], None] | None = None) -> ProgramEvaluation:
+    """Success of each program over ``episodes`` start states of the world (Table 2).
+
+    ``checkpoint`` is a meta-controller file (or a run folder holding one); ``model`` is what the
+    search plans in; ``world`` is where programs run: the real env with the scripted controller
+    standing in for the goal policy, or the model itself.
+    """
+    torch.set_num_threads(1)
+    if mode not in MODES:
+        raise ConfigError(f"--mode must be one of {MODES}, got {mode!r}")
+    if world not in WORLDS:
+        raise ConfigError(f"world must be one of {WORLDS}, got {world!r}")
+    if episodes < 1:
+        raise ConfigError(f"--episodes must be >= 1, got {episodes}")
+    if checkpoint is None:
+        raise ConfigError("no meta-controller checkpoint: train one first (asg train --stage meta-controller)")
+    path = Path(checkpoint)
+    path = path / CHECKPOINT if path.is_dir() else path
+    search_model = build_model(model, predictor)
+    net, config = load_network(path, search_model)
+    snapshot = net.snapshot()
+    search = search or config.search
+    table = search_model.table
+    if programs == "non-atomic":
+        tasks = list(table.tasks)
+    else:
+        tasks = [table.index(name) for name in programs]
+        atomic = [table.names[t] for t in tasks if table.is_atomic(t)]
+        if atomic:
+            raise ConfigError(f"--programs: {atomic[0]} is atomic; evaluate non-atomic programs")
+    guide = make_guide(search_model, search)
+    real = FetchExecutor() if world == "real" else None
+    results: dict[str, dict[str, float | int]] = {}
+    example, top = None, max(table.programs[t].level for t in tasks)
+    for task in tasks:
+        wins = 0
+        for k in range(episodes):
+            rng = np.random.default_rng([seed, task, k])
+            if real is not None:
+                real.reset(int(rng.integers(2**31)))
+                executor = real
+            else:
+                executor = ModelExecutor(search_model, start_state(search_model, task, rng))
+            ctx = SearchContext(search_model, snapshot, search, rng, guide)
+            record = run_program(mode, task, executor, ctx)
+            wins += record.success
+            if example is None and table.programs[task].level == top:
+                example = record
+            if progress is not None:
+                progress(table.names[task], k + 1)
+        results[table.names[task]] = {"success_rate": wins / episodes, "episodes": episodes}
+    families: dict[str, list[float]] = {}
+    for task in tasks:
+        families.setdefault(table.programs[task].family, []).append(float(results[table.names[task]]["success_rate"]))
+    evaluation = ProgramEvaluation(mode, model, world, results, {f: float(np.mean(v)) for f, v in families.items()},
+                                   example)
+    if trace_png is not None and example is not None:
+        atomic_write(Path(trace_png), call_tree_png(example))
+    if json_path is not None:
+        atomic_write(Path(json_path), (json.dumps(evaluation.to_json(), indent=2, sort_keys=True) + "\n").encode())
+    return evaluation

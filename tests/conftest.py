@@ -1,0 +1,39 @@
+"""Shared fixtures: the IPC corpus in ../shared (skipped with a reason where absent)."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+IPC = SHARED / "benchmarks" / "ipc"
+PITFALLS = SHARED / "research" / "pitfalls"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def ipc_rows(fragment: str | None = "strips") -> list[dict]:
+    """Rows of the IPC manifest (empty when ../shared is absent)."""
+    manifest = IPC / "MANIFEST.tsv"
+    if not manifest.is_file():
+        return []
+    with open(manifest) as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    return [r for r in rows if fragment is None or r["fragment"] == fragment]
+
+
+def ipc_paths(row: dict) -> tuple[Path, Path]:
+    return IPC / row["domain_file"], IPC / row["problem_file"]
+
+
+@pytest.fixture
+def need_ipc():
+    if not (IPC / "MANIFEST.tsv").is_file():
+        pytest.skip(f"the IPC corpus is not at {IPC} (../shared is absent in this checkout)")
+
+
+@pytest.fixture
+def need_pitfalls():
+    if not PITFALLS.is_dir():
+        pytest.skip(f"the pitfall probes are not at {PITFALLS} (../shared is absent)")

@@ -1,0 +1,4 @@
+(define (domain d)
+  (:requirements :strips)
+  (:predicates (p) (q))
+  (:action a :parameters () :precondition (p) :effect (q)))

@@ -1,0 +1,3 @@
+(define (domain d)
+  (:predicates (p))
+  (:action a :parameters () :precondition (p) :effect (p))

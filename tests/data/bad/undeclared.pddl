@@ -1,0 +1,5 @@
+(define (domain d)
+  (:requirements :strips)
+  (:predicates (p))
+  (:action a :parameters () :precondition (p) :effect (q)))
+(define (problem x) (:domain d) (:init (p)) (:goal (q)))

@@ -1,0 +1,5 @@
+(define (domain d)
+  (:requirements :strips)
+  (:predicates (p ?x))
+  (:action a :parameters (?x) :precondition (p ?x) :effect (p ?x)))
+(define (problem x) (:domain d) (:objects o) (:init (p o)) (:goal (p ghost)))

@@ -1,0 +1,6 @@
+(define (domain d)
+  (:requirements :strips :typing)
+  (:types room)
+  (:predicates (at ?r - room))
+  (:action go :parameters (?a - room ?b - hallway) :precondition (at ?a) :effect (and (at ?b) (not (at ?a)))))
+(define (problem x) (:domain d) (:objects r1 r2 - room) (:init (at r1)) (:goal (at r2)))

@@ -1,0 +1,5 @@
+(define (domain d)
+  (:requirements :strips)
+  (:predicates (p) (q) (r))
+  (:action a :parameters () :precondition (p) :effect (q)))
+(define (problem x) (:domain d) (:init (p)) (:goal (r)))

@@ -1,0 +1,5 @@
+(define (domain d)
+  (:requirements :strips :conditional-effects)
+  (:predicates (p) (q))
+  (:action a :parameters () :precondition (p) :effect (when (p) (q))))
+(define (problem x) (:domain d) (:init (p)) (:goal (q)))
