@@ -194,6 +194,7 @@ def _reach(schemas: list[Schema], init: frozenset[Atom], static_facts: frozenset
             triggers[lit.predicate].append((schema, i))
     seen_ops: set[tuple[str, tuple[str, ...]]] = set()
     ops: list = []
+    interned: dict = {(a.predicate, a.args): a for a in init}
 
     def emit(schema: Schema, binding: dict[str, str]) -> None:
         free = [(v, allowed) for v, allowed in schema.params if v not in binding]
@@ -209,10 +210,10 @@ def _reach(schemas: list[Schema], init: frozenset[Atom], static_facts: frozenset
                 continue
             seen_ops.add(key)
             name = "(" + " ".join((schema.name, *key[1])) + ")"
-            pos = [_ground(l, full) for l in schema.pos]
-            neg = [_ground(l, full) for l in schema.neg]
-            add = [_ground(l, full) for l in schema.add]
-            delete = [_ground(l, full) for l in schema.delete]
+            pos = [_ground(l, full, interned) for l in schema.pos]
+            neg = [_ground(l, full, interned) for l in schema.neg]
+            add = [_ground(l, full, interned) for l in schema.add]
+            delete = [_ground(l, full, interned) for l in schema.delete]
             ops.append((name, neg, pos, add, delete))
             for atom in add:
                 if atom not in reached:
@@ -239,8 +240,13 @@ def _val(term: str, binding: dict[str, str]) -> str:
     return binding.get(term, term) if term.startswith("?") else term
 
 
-def _ground(lit: Literal, binding: dict[str, str]) -> Atom:
-    return Atom(lit.predicate, tuple(_val(t, binding) for t in lit.terms))
+def _ground(lit: Literal, binding: dict[str, str], interned: dict) -> Atom:
+    # Interned per task: the same atom recurs in many operators, and frozen dataclasses are slow to make.
+    key = (lit.predicate, tuple([binding[t] if t[0] == "?" else t for t in lit.terms]))
+    atom = interned.get(key)
+    if atom is None:
+        atom = interned[key] = Atom(*key)
+    return atom
 
 
 def _unify(lit: Literal, args: tuple[str, ...], binding: dict[str, str]) -> dict[str, str] | None:

@@ -125,7 +125,6 @@ def _propagate(task: Task, m: int, ops: list, msets: _MSets, labels: dict[int, i
             by_pre_mset[i].append(k)
         for f in pre:
             by_pre_fact[f].append(k)
-    no_pre = [k for k, op in enumerate(ops) if not op[0]]
     op_label: list[int | None] = [None] * len(ops)
     partners = [0] * n_facts  # partners[x]: facts c with {c, x} reached
     reached_facts = 0
@@ -144,7 +143,7 @@ def _propagate(task: Task, m: int, ops: list, msets: _MSets, labels: dict[int, i
             bits &= partners[x]
         return bits
 
-    def changed(i: int) -> None:
+    def changed(i: int, new: bool) -> None:
         nonlocal reached_facts
         for k in by_pre_mset.get(i, ()):
             push(k)
@@ -152,17 +151,15 @@ def _propagate(task: Task, m: int, ops: list, msets: _MSets, labels: dict[int, i
             return
         members = msets.sets[i]
         if len(members) == 1:
+            if not new:
+                return  # a no-op's condition is its mixed pairs: of {c} only its reaching matters
             c = members[0]
             reached_facts |= 1 << c
-            for k in no_pre:
-                if op_label[k] is not None and not (ops[k][4] >> c) & 1:
+            for k, (pre, add, _, _, touched) in enumerate(ops):
+                if op_label[k] is not None and add and not (touched >> c) & 1 \
+                        and all((partners[x] >> c) & 1 for x in pre):
                     push((k, c))
-            for k in range(len(ops)):
-                if op_label[k] is not None and ops[k][1] and not (ops[k][4] >> c) & 1:
-                    pre = ops[k][0]
-                    if all((partners[x] >> c) & 1 for x in pre):
-                        push((k, c))
-        else:
+        else:  # a reached or shrunk pair {c, x} feeds the no-ops (a, c) with x in pre(a)
             c, x = members
             partners[c] |= 1 << x
             partners[x] |= 1 << c
@@ -176,10 +173,10 @@ def _propagate(task: Task, m: int, ops: list, msets: _MSets, labels: dict[int, i
         new = bits if old is None else old & bits
         if new != old:
             labels[effect] = new
-            changed(effect)
+            changed(effect, old is None)
 
     for i in list(labels):
-        changed(i)
+        changed(i, True)
     for k in range(len(ops)):
         push(k)
     while queue:
