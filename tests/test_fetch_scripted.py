@@ -140,6 +140,17 @@ def test_level_two_plans_use_level_one_programs():
     assert [c.program for c in tree.calls] == ["Stack_All_To_Zone_ORANGE", "Stack_All_To_Zone_BLUE"]
 
 
+def test_level_two_plans_pick_the_cheaper_order():
+    """Blues stacked on b0: clearing them into the blue zone first needs 4 moves, not 6."""
+    blocks = SPOTS.copy()
+    blocks[3] = blocks[0] + [0, 0, BLOCK_SIZE]
+    blocks[2] = blocks[3] + [0, 0, BLOCK_SIZE]
+    tree = plan_program(state(blocks), "Clean_Table")
+    assert [c.program for c in tree.calls] == ["Move_All_To_Zone_BLUE", "Move_All_To_Zone_ORANGE"]
+    assert tree.atomic_sequence() == ["Move_To_Zone_2_BLUE", "Move_To_Zone_3_BLUE", "Move_To_Zone_0_ORANGE",
+                                      "Move_To_Zone_1_ORANGE"]
+
+
 # -- scripted controller in the real env ---------------------------------------------------------
 @pytest.fixture(scope="module")
 def env():

@@ -6,9 +6,10 @@ it, fingers open); otherwise nothing moves. It stands in for the learned self-mo
 AlphaNPI-X (Section 4.1), so a meta-controller can be developed and tested in seconds.
 
 ``plan_program`` finds, for any program of the library, a call tree that reaches its ψ in the
-model: a uniform-cost search over the programs it may call, cost = atomic programs run (ties:
-fewer calls, non-atomic callees first), non-atomic callees planned recursively. Each level is
-optimal given its callees' own plans.
+model. A program whose callees include non-atomic ones first looks for a plan made of those
+alone, cheapest in atomic programs run (so Clean_Table is Move_All_To_Zone twice, in the better
+order); otherwise, or failing that, it searches breadth-first over all its callees (fewest
+calls). Non-atomic callees are planned recursively.
 """
 from __future__ import annotations
 
@@ -34,10 +35,15 @@ FINGER_OPEN = ScriptedConfig.finger_open
 class ExactBehaviourModel:
     """Ω(s, i): the state an ideal atomic program ``i`` leaves (70-d in, 70-d out)."""
 
-    def predict(self, obs: np.ndarray, program: str | int) -> tuple[np.ndarray, bool]:
-        """The predicted next state and whether φ held (if not, the state is returned unchanged)."""
+    def predict(self, obs: np.ndarray, program: str | int,
+                atoms: frozenset | None = None) -> tuple[np.ndarray, bool]:
+        """The predicted next state and whether φ held (if not, the state is returned unchanged).
+
+        ``atoms`` may pass the labels of ``obs`` when the caller has them already.
+        """
         obs = np.asarray(obs, dtype=float)
-        if not goal_setter.applicable(obs, program):
+        atoms = labeler.atoms(obs) if atoms is None else atoms
+        if not goal_setter.program(program).pre.holds(atoms):
             return obs.copy(), False
         goal = goal_setter.goal(obs, program).reshape(N_BLOCKS, 3)
         moved = goal_setter.acting_block(program)
@@ -100,53 +106,76 @@ class _Planner:
     def __init__(self, library: ProgramLibrary, model: ExactBehaviourModel, max_calls: int) -> None:
         self.library, self.model, self.max_calls = library, model, max_calls
         self.memo: dict[tuple[str, frozenset], CallTree | None] = {}
+        self._labels: dict[bytes, frozenset] = {}
+
+    def atoms(self, obs: np.ndarray) -> frozenset:
+        """Labels of a state, cached (a search labels the same state many times)."""
+        key = obs[:FINGER_POS.stop].tobytes()  # blocks, gripper and fingers decide every label
+        if key not in self._labels:
+            self._labels[key] = labeler.atoms(obs)
+        return self._labels[key]
 
     def replay(self, tree: CallTree, obs: np.ndarray) -> np.ndarray | None:
         """End state of ``tree``'s atomic programs from ``obs``; None if one is not applicable."""
         for name in tree.atomic_sequence():
-            obs, ok = self.model.predict(obs, name)
+            obs, ok = self.model.predict(obs, name, self.atoms(obs))
             if not ok:
                 return None
         return obs
 
     def plan(self, program: Program, obs: np.ndarray) -> tuple[CallTree, np.ndarray] | None:
-        """Uniform-cost search over ``program``'s callees, cost = atomic programs run (then calls)."""
-        start = labeler.atoms(obs)
-        if not program.pre.holds(start):
+        """A call tree for ``program`` from ``obs`` and the state it ends in, or None."""
+        if not program.pre.holds(self.atoms(obs)):
             return None
         if program.atomic:
-            nxt, ok = self.model.predict(obs, program.name)
+            nxt, ok = self.model.predict(obs, program.name, self.atoms(obs))
             return (CallTree(program.name, atomic=True), nxt) if ok else None
-        callees = sorted((self.library.get(c) for c in program.calls), key=lambda p: -p.level)
+        callees = [self.library.get(c) for c in program.calls]
+        composite = [c for c in callees if not c.atomic]
+        found = self.search(program, obs, composite, cheapest=True) if composite else None
+        return found or self.search(program, obs, callees, cheapest=False)
+
+    def search(self, program: Program, obs: np.ndarray, callees: list[Program],
+               cheapest: bool) -> tuple[CallTree, np.ndarray] | None:
+        """Best-first over sequences of ``callees``: fewest atomic programs run (``cheapest``,
+        goal tested when popped) or fewest calls (breadth-first, goal tested when generated)."""
         tie = itertools.count()
         frontier = [(0, 0, next(tie), obs, ())]
-        done: set[frozenset] = set()
+        best = {self.atoms(obs): 0}  # cheapest cost at which each labelled state was reached
+        if program.post.holds(self.atoms(obs)):
+            return CallTree(program.name), obs
         while frontier:
             cost, n_calls, _, state, calls = heapq.heappop(frontier)
-            key = labeler.atoms(state)
-            if key in done:
+            key = self.atoms(state)
+            if cost > best[key]:
                 continue
-            done.add(key)
-            if program.post.holds(key):
+            if cheapest and calls and program.post.holds(key):
                 return CallTree(program.name, calls), state
             if n_calls >= self.max_calls:
                 continue
             for callee in callees:
                 step = self.sub_plan(callee, state)
-                if step is not None and labeler.atoms(step[1]) not in done:
-                    tree, nxt = step
-                    heapq.heappush(frontier, (cost + len(tree.atomic_sequence()), n_calls + 1, next(tie), nxt,
-                                              calls + (tree,)))
+                if step is None:
+                    continue
+                tree, nxt = step
+                new_cost = cost + (len(tree.atomic_sequence()) if cheapest else 1)
+                nxt_key = self.atoms(nxt)
+                if best.get(nxt_key, new_cost + 1) <= new_cost:
+                    continue
+                best[nxt_key] = new_cost
+                if not cheapest and program.post.holds(nxt_key):
+                    return CallTree(program.name, calls + (tree,)), nxt
+                heapq.heappush(frontier, (new_cost, n_calls + 1, next(tie), nxt, calls + (tree,)))
         return None
 
     def sub_plan(self, callee: Program, obs: np.ndarray) -> tuple[CallTree, np.ndarray] | None:
         if callee.atomic:
             return self.plan(callee, obs)
-        key = (callee.name, labeler.atoms(obs))
+        key = (callee.name, self.atoms(obs))
         if key in self.memo:
             tree = self.memo[key]
             end = None if tree is None else self.replay(tree, obs)
-            if tree is None or (end is not None and callee.post.holds(labeler.atoms(end))):
+            if tree is None or (end is not None and callee.post.holds(self.atoms(end))):
                 return None if tree is None else (tree, end)
         found = self.plan(callee, obs)
         self.memo[key] = None if found is None else found[0]

@@ -17,7 +17,11 @@ block positions first)::
     [46:58]  block linear velocities relative to the gripper * dt, 4 x 3
     [58:70]  block angular velocities (body frame) * dt, 4 x 3
 
-Velocities are scaled by the env step ``dt`` (0.04 s), as gymnasium-robotics' Fetch does.
+The paper gives the size (70) and content (block positions first, then "additional
+information about the gripper and velocities") but not the exact layout; this one is Fetch's
+own observation (gripper 10 values) plus 15 values per block, as in the multi-block Fetch envs
+of Li et al. 2020. Velocities are scaled by the env step ``dt`` (0.04 s), as
+gymnasium-robotics' Fetch does.
 Every per-block group is ordered by block index, so the circular permutation of
 ``permutation.py`` rotates all five groups together.
 """
