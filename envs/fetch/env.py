@@ -9,7 +9,7 @@ from gymnasium import spaces
 
 from asg.envs.fetch import goal_setter, labeler
 from asg.envs.fetch.goal_setter import goals_reached
-from asg.envs.fetch.initial_states import TABLE, TRAINING, InitialStateConfig, Layout, sample_layout
+from asg.envs.fetch.initial_states import TABLE, TRAINING, InitialStateConfig, Layout, LayoutError, sample_layout
 from asg.envs.fetch.layout import EPSILON, GOAL_DIM, N_BLOCKS, OBS_DIM
 
 INITIAL_STATES = {"training": TRAINING, "table": TABLE}
@@ -216,7 +216,10 @@ class FetchBlocksEnv(gym.Env):
         if focus is None:
             focus = goal_setter.acting_block(program) if program else int(self.np_random.integers(N_BLOCKS))
         for _ in range(MAX_RESAMPLES):
-            layout = sample_layout(self.np_random, self.config, self.sim.home_grip, focus)
+            try:
+                layout = sample_layout(self.np_random, self.config, self.sim.home_grip, focus)
+            except LayoutError:  # a crowded draw found no free spot: draw again
+                continue
             # φ is checked on the layout first: most rejections then cost no physics.
             if program is not None and not goal_setter.applicable_to_positions(layout.blocks, program):
                 continue

@@ -1,0 +1,347 @@
+"""The self-behavioural model Ω_w(s0, i) -> s_T of AlphaNPI-X (Section 4.1, Algorithm 3, E.2).
+
+Data (Algorithm 3): per episode a uniformly drawn atomic program; with probability ``p_reset``
+a fresh reset (φ holds by construction), otherwise a stored final state of an earlier episode
+on which the program's φ holds (a fresh reset when none is found); the goal policy plays T
+greedy steps towards Θ(s0, i); the dataset keeps (s0, i, s_T), and s_T joins the state buffer.
+
+Model: an MLP 512/512 (Table 5) on [normalised s0, one-hot i] predicting the normalised change
+s_T − s0, trained on the mean squared error (the paper's MSE to s_T, parametrised as a
+residual). Evaluation on held-out episodes: per program, how often the program's symbolic
+post-condition ψ_i agrees on the predicted and the true final state (target ≥ 0.9 per family),
+and how often the whole labelled state agrees. :class:`LearnedBehaviourModel` has the
+``predict(obs, program) -> (obs, applicable)`` interface of ``envs/fetch/behaviour_model.py``'s
+exact model, so the meta-controller can plan in it (``learning/npi/models.learned_fetch_model``).
+"""
+from __future__ import annotations
+
+import io
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from asg.learning.ddpg.evaluate import family, load_policy
+from asg.learning.ddpg.networks import mlp
+from asg.learning.ddpg.normalizer import Normalizer
+from asg.learning.ddpg.replay import StateBuffer
+from asg.learning.ddpg.rollout import EpisodeSpec, FetchTask, PolicySnapshot, RolloutWorker
+from asg.learning.errors import CheckpointError, ConfigError
+from asg.learning.run_dir import atomic_write, atomic_write_json
+
+MODEL_FILE, DATASET_FILE = "behaviour_model.pt", "dataset.npz"
+METRICS, CURVES, RESULT = "metrics.csv", "curves.png", "result.json"
+
+
+@dataclass(frozen=True)
+class BehaviourConfig:
+    """Data collection and training of Ω_w."""
+
+    hidden: tuple[int, ...] = (512, 512)  # (T5)
+    episodes: int = 50_000  # dataset size in episodes (T5)
+    epochs: int = 500  # (T5)
+    batch_size: int = 256  # (ours)
+    lr: float = 1e-3  # Adam (ours)
+    p_reset: float = 0.5  # fresh reset, else a stored final state (Section 5, Alg. 3)
+    held_out: float = 0.1  # share of episodes kept for evaluation (ours)
+    n_envs: int = 10  # episodes stepped together while collecting (ours)
+    threads: int = 1  # physics threads while collecting (ours)
+    state_buffer_size: int = 10_000  # (ours)
+    torch_threads: int = 1
+
+    def __post_init__(self) -> None:
+        if not (self.hidden and all(h >= 1 for h in self.hidden)):
+            raise ConfigError("behaviour.hidden must be positive layer sizes")
+        for name in ("episodes", "epochs", "batch_size", "n_envs", "threads", "state_buffer_size",
+                     "torch_threads"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"behaviour.{name} must be >= 1")
+        if self.lr <= 0 or not 0.0 <= self.p_reset <= 1.0 or not 0.0 < self.held_out < 1.0:
+            raise ConfigError("behaviour.lr must be > 0, p_reset in [0, 1], held_out in (0, 1)")
+
+
+BEHAVIOUR_PRESETS = {
+    "paper": BehaviourConfig(),
+    "fast": BehaviourConfig(episodes=10_000, epochs=200, threads=2),  # Fig. 10's smallest dataset
+}
+
+
+@dataclass(frozen=True)
+class BehaviourDataset:
+    """(s0, program index, s_T) triples (Algorithm 3), env frame, and which started without a reset."""
+
+    s0: np.ndarray  # (N, 70) float64
+    program: np.ndarray  # (N,) int
+    sT: np.ndarray  # (N, 70)
+    no_reset: np.ndarray  # (N,) bool
+
+    def __len__(self) -> int:
+        return int(self.s0.shape[0])
+
+    def subset(self, idx: np.ndarray) -> "BehaviourDataset":
+        return BehaviourDataset(self.s0[idx], self.program[idx], self.sT[idx], self.no_reset[idx])
+
+    def save(self, path: Path) -> None:
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **asdict(self))
+        atomic_write(Path(path), buf.getvalue())
+
+    @classmethod
+    def load(cls, path: Path) -> "BehaviourDataset":
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                return cls(data["s0"], data["program"], data["sT"], data["no_reset"])
+        except (OSError, KeyError, ValueError) as err:
+            raise CheckpointError(f"{path}: not a behaviour dataset ({type(err).__name__})") from None
+
+
+def collect_dataset(policy: PolicySnapshot, episodes: int, seed: int, config: BehaviourConfig = BehaviourConfig(),
+                    progress_bar: bool = False) -> BehaviourDataset:
+    """Play ``episodes`` greedy episodes by Algorithm 3's rules (see the module docstring)."""
+    from tqdm import tqdm
+
+    task = FetchTask(initial_state="table")
+    names = task.programs
+    rng = np.random.default_rng([seed, 5])
+    states = StateBuffer(config.state_buffer_size)
+    worker = RolloutWorker(task, config.n_envs, config.threads)
+    parts: list[tuple] = []
+    try:
+        with tqdm(total=episodes, disable=not progress_bar, unit="ep", desc="behaviour data") as bar:
+            done = 0
+            while done < episodes:
+                specs, idx, kept = [], [], []
+                for _ in range(min(config.n_envs, episodes - done)):
+                    i = int(rng.integers(len(names)))
+                    seed_i = int(rng.integers(2**31))
+                    found = None
+                    if rng.random() >= config.p_reset:
+                        found = states.sample(rng, lambda obs, p=names[i]: task.applicable(obs, p))
+                    specs.append(EpisodeSpec(seed_i, program=names[i], state=None if found is None else found[0],
+                                             progress=1.0))
+                    idx.append(i)
+                    kept.append(found is not None)
+                ep = worker.run(specs, policy)
+                for state, obs in zip(ep.final_states, ep.final_obs):
+                    states.add(state, obs)
+                parts.append((ep.start_obs, np.array(idx), ep.final_obs, np.array(kept)))
+                done += len(specs)
+                bar.update(len(specs))
+    finally:
+        worker.close()
+    return BehaviourDataset(*(np.concatenate([p[k] for p in parts]) for k in range(4)))
+
+
+class BehaviourNet(torch.nn.Module):
+    """[normalised s0, one-hot program] -> normalised s_T − s0."""
+
+    def __init__(self, state_dim: int, n_programs: int, hidden: tuple[int, ...]) -> None:
+        super().__init__()
+        self.state_dim, self.n_programs = state_dim, n_programs
+        self.net = mlp([state_dim + n_programs, *hidden, state_dim])
+
+    def forward(self, s0: torch.Tensor, program: torch.Tensor) -> torch.Tensor:
+        onehot = torch.nn.functional.one_hot(program, self.n_programs).to(s0.dtype)
+        return self.net(torch.cat([s0, onehot], dim=-1))
+
+
+class LearnedBehaviourModel:
+    """Ω_w with normalisers; ``predict`` as the exact model's (φ checked, state unchanged if false)."""
+
+    def __init__(self, net: BehaviourNet, s_norm: Normalizer, d_norm: Normalizer,
+                 programs: tuple[str, ...] | None = None) -> None:
+        self.net, self.s_norm, self.d_norm = net, s_norm, d_norm
+        self.programs = programs if programs is not None else FetchTask().programs
+
+    def predict_batch(self, s0: np.ndarray, program: np.ndarray) -> np.ndarray:
+        """Predicted s_T (N, d) for states (N, d) and program indices (N,) (no φ check)."""
+        s0 = np.asarray(s0, dtype=np.float64)
+        x = torch.from_numpy(self.s_norm.normalize(s0))
+        with torch.no_grad():
+            out = self.net(x, torch.as_tensor(np.asarray(program), dtype=torch.long)).numpy()
+        stats = self.d_norm.stats()
+        return s0 + out.astype(np.float64) * stats.std + stats.mean
+
+    def predict(self, obs: np.ndarray, program: str | int) -> tuple[np.ndarray, bool]:
+        """(predicted s_T, True) when φ holds in ``obs``, else (obs, False)."""
+        from asg.envs.fetch import goal_setter
+
+        name = goal_setter.atomic_name(program)
+        obs = np.asarray(obs, dtype=np.float64)
+        if not goal_setter.applicable(obs, name):
+            return obs.copy(), False
+        return self.predict_batch(obs[None], np.array([self.programs.index(name)]))[0], True
+
+    def save(self, path: str | Path) -> Path:
+        """Weights and normalisers as a ``torch.save`` file of tensors (loads with weights_only)."""
+        payload = {"net": self.net.state_dict(), "hidden": list(_hidden(self.net)),
+                   "state_dim": self.net.state_dim, "n_programs": self.net.n_programs,
+                   "s_norm": _norm_tensors(self.s_norm), "d_norm": _norm_tensors(self.d_norm)}
+        buf = io.BytesIO()
+        torch.save(payload, buf)
+        atomic_write(Path(path), buf.getvalue())
+        return Path(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "LearnedBehaviourModel":
+        path = Path(path)
+        if path.is_dir():
+            path = path / MODEL_FILE
+        try:
+            data = torch.load(path, weights_only=True)
+            net = BehaviourNet(int(data["state_dim"]), int(data["n_programs"]), tuple(data["hidden"]))
+            net.load_state_dict(data["net"])
+            return cls(net, _norm_from(data["s_norm"]), _norm_from(data["d_norm"]))
+        except FileNotFoundError:
+            raise CheckpointError(f"{path}: no behaviour model (train one first)") from None
+        except Exception as err:  # unreadable, truncated or foreign file
+            raise CheckpointError(f"{path}: not a behaviour model ({type(err).__name__})") from None
+
+
+def _hidden(net: BehaviourNet) -> tuple[int, ...]:
+    linears = [m for m in net.net if isinstance(m, torch.nn.Linear)]
+    return tuple(m.out_features for m in linears[:-1])
+
+
+def _norm_tensors(norm: Normalizer) -> dict[str, Any]:
+    return {"count": torch.tensor(norm.count, dtype=torch.float64), "sum": torch.from_numpy(norm.sum),
+            "sumsq": torch.from_numpy(norm.sumsq), "eps": norm.eps, "clip": norm.clip}
+
+
+def _norm_from(data: dict[str, Any]) -> Normalizer:
+    norm = Normalizer(int(data["sum"].shape[0]), float(data["eps"]), float(data["clip"]))
+    norm.count, norm.sum, norm.sumsq = float(data["count"]), data["sum"].numpy().copy(), data["sumsq"].numpy().copy()
+    return norm
+
+
+def fit_behaviour_model(train: BehaviourDataset, test: BehaviourDataset, n_programs: int, config: BehaviourConfig,
+                        seed: int = 0, progress_bar: bool = False) -> tuple[BehaviourNet, Normalizer, Normalizer,
+                                                                            list[dict[str, float]]]:
+    """Minimise the MSE of the normalised change on ``train``; per-epoch train and test losses."""
+    from tqdm import tqdm
+
+    dim = train.s0.shape[1]
+    s_norm = Normalizer(dim, eps=1e-3, clip=1e3)
+    d_norm = Normalizer(dim, eps=1e-4, clip=1e3)
+    s_norm.update(train.s0)
+    d_norm.update(train.sT - train.s0)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        net = BehaviourNet(dim, n_programs, config.hidden)
+    opt = torch.optim.Adam(net.parameters(), lr=config.lr)
+
+    def tensors(data: BehaviourDataset):
+        return (torch.from_numpy(s_norm.normalize(data.s0)), torch.as_tensor(data.program, dtype=torch.long),
+                torch.from_numpy(d_norm.normalize(data.sT - data.s0)))
+
+    x, p, y = tensors(train)
+    xt, pt, yt = tensors(test)
+    rng = np.random.default_rng([seed, 6])
+    rows = []
+    for epoch in tqdm(range(config.epochs), disable=not progress_bar, unit="epoch", desc="behaviour model"):
+        order = torch.from_numpy(rng.permutation(len(train)))
+        losses = []
+        for lo in range(0, len(train), config.batch_size):
+            b = order[lo:lo + config.batch_size]
+            loss = torch.mean((net(x[b], p[b]) - y[b]) ** 2)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            losses.append(float(loss.detach()))
+        with torch.no_grad():
+            test_loss = float(torch.mean((net(xt, pt) - yt) ** 2)) if len(test) else float("nan")
+        rows.append({"epoch": epoch + 1, "train_loss": float(np.mean(losses)), "test_loss": test_loss})
+    return net, s_norm, d_norm, rows
+
+
+def agreement(model: LearnedBehaviourModel, data: BehaviourDataset) -> dict[str, Any]:
+    """Per program and family: ψ_i(predicted) == ψ_i(true) and whole-label agreement, held-out."""
+    from asg.envs.fetch import goal_setter, labeler
+
+    pred = model.predict_batch(data.s0, data.program)
+    post, atoms = {}, {}
+    for k in range(len(data)):
+        name = model.programs[int(data.program[k])]
+        true_atoms, pred_atoms = labeler.atoms(data.sT[k]), labeler.atoms(pred[k])
+        prog = goal_setter.program(name)
+        post.setdefault(name, []).append(prog.post.holds(true_atoms) == prog.post.holds(pred_atoms))
+        atoms.setdefault(name, []).append(_block_atoms(true_atoms) == _block_atoms(pred_atoms))
+    programs = {n: {"post_agreement": float(np.mean(post[n])), "atoms_agreement": float(np.mean(atoms[n])),
+                    "episodes": len(post[n])} for n in sorted(post, key=model.programs.index)}
+    families: dict[str, list[bool]] = {}
+    for name, values in post.items():
+        families.setdefault(family(name), []).extend(values)
+    block_err = np.linalg.norm((pred[:, :12] - data.sT[:, :12]).reshape(-1, 4, 3), axis=-1)
+    return {"programs": programs, "families": {f: float(np.mean(v)) for f, v in sorted(families.items())},
+            "block_error_mean": float(block_err.mean()), "block_error_p90": float(np.quantile(block_err, 0.9))}
+
+
+def _block_atoms(atoms: frozenset) -> frozenset:
+    """The atoms about blocks and zones (the gripper's holding / hand-empty left out)."""
+    return frozenset(a for a in atoms if a.predicate not in ("holding", "hand-empty"))
+
+
+def train_behaviour_model(policy_path: str | Path, out_dir: str | Path, config: BehaviourConfig | None = None,
+                          seed: int = 0, *, progress_bar: bool = True) -> dict[str, Any]:
+    """Collect Algorithm 3's dataset with the policy (reused if ``out_dir`` has one), fit Ω_w,
+    evaluate agreement on held-out episodes; the result (also ``result.json``)."""
+    from asg.learning.ddpg.runlog import write_metrics
+
+    config = config or BEHAVIOUR_PRESETS["fast"]
+    out = Path(out_dir)
+    policy = load_policy(policy_path)
+    previous = torch.get_num_threads()
+    torch.set_num_threads(config.torch_threads)
+    start = time.perf_counter()
+    try:
+        if (out / DATASET_FILE).is_file():
+            data = BehaviourDataset.load(out / DATASET_FILE)
+        else:
+            data = collect_dataset(policy, config.episodes, seed, config, progress_bar)
+            data.save(out / DATASET_FILE)
+        collect_s = time.perf_counter() - start
+        perm = np.random.default_rng([seed, 7]).permutation(len(data))
+        n_test = max(1, int(round(config.held_out * len(data))))
+        test, train = data.subset(perm[:n_test]), data.subset(perm[n_test:])
+        programs = FetchTask().programs
+        net, s_norm, d_norm, rows = fit_behaviour_model(train, test, len(programs), config, seed, progress_bar)
+        model = LearnedBehaviourModel(net, s_norm, d_norm, programs)
+        model.save(out / MODEL_FILE)
+        write_metrics(out / METRICS, rows)
+        _plot_losses(out / CURVES, rows)
+        result = {"model": str(out / MODEL_FILE), "policy": str(policy_path), "episodes": len(data),
+                  "no_reset_share": float(np.mean(data.no_reset)), "held_out": len(test), "seed": seed,
+                  "config": {**asdict(config), "hidden": list(config.hidden)},
+                  "final_train_loss": rows[-1]["train_loss"], "final_test_loss": rows[-1]["test_loss"],
+                  "collect_seconds": round(collect_s, 1),
+                  "wall_seconds": round(time.perf_counter() - start, 1), **agreement(model, test)}
+        atomic_write_json(out / RESULT, result)
+        return result
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _plot_losses(path: Path, rows: list[dict[str, float]]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    epochs = [r["epoch"] for r in rows]
+    for key in ("train_loss", "test_loss"):
+        ax.plot(epochs, [r[key] for r in rows], label=key)
+    ax.set_yscale("log")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("MSE (normalised change)")
+    ax.set_title("self-behavioural model")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    atomic_write(path, buf.getvalue())

@@ -1,0 +1,232 @@
+"""Frozen hyper-parameters of the goal-conditioned DDPG+HER policy; defaults cite their source.
+
+Sources: AlphaNPI-X (Pierrot et al. 2020, ``shared/papers/000_…``) Table 5 ("T5"), Section 4.1
+("4.1"), Appendix B.4 Algorithms 1-2 ("Alg. 1/2"), Appendix D.1 ("D.1"); openai/baselines HER
+defaults ("baselines", as listed in ``shared/research/rl_anchors.md`` §2) for what the paper
+leaves out; Nair et al. 2018, "Overcoming exploration in RL with demonstrations" ("Nair") for
+the demonstration levers. Fields marked "ours" have no published value.
+
+Two presets (:data:`PRESETS`): ``paper`` is the paper's configuration (no demonstrations, the
+"final" HER strategy of Section 4.1, Table 5's schedule: 250 epochs of 40 cycles); ``fast`` is
+what fits about two hours on two cores: demonstrations from the scripted controller (BC loss
+with a Q-filter, demo transitions in their own buffer, resets to demo states), the "future"
+strategy, program goals from the start and two physics threads.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from asg.learning.errors import ConfigError
+
+STRATEGIES = ("future", "final")
+GOAL_MODES = ("uniform", "programs", "mixed")
+
+
+def _check(cond: bool, message: str) -> None:
+    if not cond:
+        raise ConfigError(message)
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """Networks, optimisers and the DDPG update."""
+
+    hidden: tuple[int, ...] = (256, 256)  # actor and critic hidden layers (T5: 256/256)
+    gamma: float = 0.99  # discount factor (T5)
+    lr_actor: float = 1e-3  # (T5)
+    lr_critic: float = 1e-3  # (T5)
+    batch_size: int = 256  # transitions per update (T5)
+    polyak: float = 0.95  # target ← polyak·target + (1 − polyak)·online, once per cycle (baselines)
+    action_l2: float = 1.0  # weight of mean(π(s, g)²) in the actor loss (baselines)
+    clip_obs: float = 200.0  # raw observations and goals clipped to ±clip_obs (baselines)
+    norm_clip: float = 5.0  # normalised inputs clipped to ±norm_clip (baselines)
+    norm_eps: float = 0.01  # floor of the normaliser's standard deviation (baselines)
+    clip_target: bool = True  # TD targets clipped to [−1/(1 − γ), 0], the sparse return range (baselines)
+
+    def __post_init__(self) -> None:
+        _check(isinstance(self.hidden, tuple) and len(self.hidden) >= 1 and all(h >= 1 for h in self.hidden),
+               "agent.hidden must be a non-empty tuple of positive layer sizes")
+        _check(0.0 < self.gamma < 1.0, f"agent.gamma must be in (0, 1), got {self.gamma}")
+        _check(self.lr_actor > 0 and self.lr_critic > 0, "agent.lr_actor and agent.lr_critic must be > 0")
+        _check(self.batch_size >= 1, "agent.batch_size must be >= 1")
+        _check(0.0 <= self.polyak < 1.0, f"agent.polyak must be in [0, 1), got {self.polyak}")
+        _check(self.action_l2 >= 0, "agent.action_l2 must be >= 0")
+        _check(self.clip_obs > 0 and self.norm_clip > 0 and self.norm_eps > 0,
+               "agent.clip_obs, agent.norm_clip and agent.norm_eps must be > 0")
+
+
+@dataclass(frozen=True)
+class ReplayConfig:
+    """Replay buffer and hindsight relabelling."""
+
+    strategy: Literal["future", "final"] = "final"  # HER strategy (4.1: "final")
+    replay_k: int = 4  # relabelled : original = k : 1 (T5)
+    buffer_size: int = 1_000_000  # transitions (T5)
+    state_buffer_size: int = 10_000  # final states kept for no-reset starts (E.1; size ours)
+
+    def __post_init__(self) -> None:
+        _check(self.strategy in STRATEGIES, f"replay.strategy must be one of {STRATEGIES}")
+        _check(self.replay_k >= 0, "replay.replay_k must be >= 0")
+        _check(self.buffer_size >= 1 and self.state_buffer_size >= 1,
+               "replay.buffer_size and replay.state_buffer_size must be >= 1")
+
+
+@dataclass(frozen=True)
+class ExploreConfig:
+    """Behaviour policy while collecting (test rollouts are greedy)."""
+
+    noise_eps: float = 0.2  # Gaussian action noise, std (baselines)
+    random_eps: float = 0.3  # probability of a uniformly random action (baselines)
+
+    def __post_init__(self) -> None:
+        _check(self.noise_eps >= 0, "explore.noise_eps must be >= 0")
+        _check(0.0 <= self.random_eps <= 1.0, "explore.random_eps must be in [0, 1]")
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    """Demonstrations from the scripted controller (Nair); ``episodes = 0`` turns them (and every
+    other field here) off."""
+
+    episodes: int = 0  # successful demo episodes kept (the paper uses none; Nair: 100)
+    bc_weight: float = 1.0  # λ2, weight of the mean behaviour-cloning term of the actor loss (Nair: ≈ 1)
+    q_weight: float = 1.0  # λ1, weight of −Q (and the action L2) in the actor loss when demos are on
+    #   (Nair: 0.001, so that BC dominates wherever the Q-filter keeps it)
+    q_filter: bool = True  # clone a demo action only where Q(s, g, a_demo) > Q(s, g, π(s, g)) (Nair)
+    batch_size: int = 64  # demo transitions added to every update batch (Nair: 128 of 1024)
+    her: bool = True  # relabel demo transitions too (Nair)
+    reset_prob: float = 0.0  # probability an episode starts at a state along a demo (Nair)
+    reset_anneal: bool = True  # reset_prob decays linearly to 0 over phase 1 (ours)
+    pretrain_steps: int = 0  # behaviour-cloning steps of the actor on the demos before RL starts (ours)
+
+    def __post_init__(self) -> None:
+        _check(self.episodes >= 0, "demos.episodes must be >= 0")
+        _check(self.bc_weight >= 0 and self.q_weight > 0, "demos.bc_weight must be >= 0 and demos.q_weight > 0")
+        _check(self.batch_size >= 1, "demos.batch_size must be >= 1")
+        _check(0.0 <= self.reset_prob <= 1.0, "demos.reset_prob must be in [0, 1]")
+        _check(self.pretrain_steps >= 0, "demos.pretrain_steps must be >= 0")
+
+    @property
+    def enabled(self) -> bool:
+        return self.episodes > 0
+
+
+@dataclass(frozen=True)
+class ScheduleConfig:
+    """Epochs, cycles, episodes and updates (Algorithms 1-2)."""
+
+    epochs_phase1: int = 100  # uniform goals, every episode reset (T5, Alg. 1)
+    epochs_phase2: int = 150  # program goals, no-reset starts (T5, Alg. 2)
+    cycles: int = 40  # cycles per epoch (T5)
+    batches: int = 40  # updates per cycle (T5)
+    episodes_per_cycle: int = 2  # episodes per worker per cycle, stepped together (Alg. 1; baselines 2)
+    horizon: int = 50  # T, steps of one atomic program (4.1)
+    p_reset: float = 0.5  # phase 2: probability of a fresh reset, else a stored final state (Alg. 2)
+    phase1_goals: Literal["uniform", "programs", "mixed"] = "uniform"  # goals of phase 1 (Alg. 1)
+    p_program_goal: float = 0.5  # share of program goals when phase1_goals = "mixed" (ours)
+    anneal_epochs: int | None = None  # epochs to anneal D.1's start distribution to all-on-table;
+    #   None = the whole run ("by the end of training", D.1)
+    programs: tuple[str, ...] = ()  # atomic programs to train and test on; () = all 20 (ours: debugging,
+    #   smoke runs, curricula)
+    eval_episodes: int = 10  # greedy test episodes per epoch on program goals (baselines: 10)
+    threads: int = 1  # physics threads per worker (mj_step releases the GIL; ours)
+    torch_threads: int = 1  # torch.set_num_threads during training (rl_anchors §3)
+    checkpoint_every: int = 5  # epochs between checkpoints (ours: a full buffer pickles to ~350 MB)
+
+    def __post_init__(self) -> None:
+        _check(self.epochs_phase1 >= 0 and self.epochs_phase2 >= 0 and self.total_epochs >= 1,
+               "schedule: epochs must be >= 0 and at least one epoch in all")
+        for name in ("cycles", "episodes_per_cycle", "horizon", "threads", "torch_threads",
+                     "checkpoint_every"):
+            _check(getattr(self, name) >= 1, f"schedule.{name} must be >= 1")
+        _check(self.batches >= 0 and self.eval_episodes >= 0, "schedule.batches and eval_episodes must be >= 0")
+        _check(0.0 <= self.p_reset <= 1.0, "schedule.p_reset must be in [0, 1]")
+        _check(self.phase1_goals in GOAL_MODES, f"schedule.phase1_goals must be one of {GOAL_MODES}")
+        _check(0.0 <= self.p_program_goal <= 1.0, "schedule.p_program_goal must be in [0, 1]")
+        _check(self.anneal_epochs is None or self.anneal_epochs >= 1, "schedule.anneal_epochs must be >= 1")
+        _check(isinstance(self.programs, tuple) and len(set(self.programs)) == len(self.programs),
+               "schedule.programs must be a tuple of distinct program names")
+
+    @property
+    def total_epochs(self) -> int:
+        return self.epochs_phase1 + self.epochs_phase2
+
+
+@dataclass(frozen=True)
+class GoalPolicyConfig:
+    """Everything a goal-policy run needs; saved with the run."""
+
+    preset: str = "paper"
+    agent: AgentConfig = field(default_factory=AgentConfig)
+    replay: ReplayConfig = field(default_factory=ReplayConfig)
+    explore: ExploreConfig = field(default_factory=ExploreConfig)
+    demos: DemoConfig = field(default_factory=DemoConfig)
+    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
+
+    def __post_init__(self) -> None:
+        _check(self.replay.buffer_size >= self.schedule.horizon,
+               "replay.buffer_size must hold at least one episode (>= schedule.horizon)")
+
+
+def paper() -> GoalPolicyConfig:
+    """The paper's configuration: Table 5, the "final" strategy, no demonstrations."""
+    return GoalPolicyConfig(preset="paper")
+
+
+def fast() -> GoalPolicyConfig:
+    """About two hours on two cores: demonstrations, "future" HER, program goals (see module doc)."""
+    return GoalPolicyConfig(
+        preset="fast",
+        agent=AgentConfig(gamma=0.98),  # 1 − 1/T as in baselines: shorter credit horizon for T = 50
+        replay=ReplayConfig(strategy="future"),
+        demos=DemoConfig(episodes=200, bc_weight=1.0, q_weight=0.001, batch_size=64, reset_prob=0.2,
+                         pretrain_steps=2000),
+        schedule=ScheduleConfig(epochs_phase1=70, epochs_phase2=110, episodes_per_cycle=4,
+                                phase1_goals="programs", threads=2),
+    )
+
+
+PRESETS = {"paper": paper, "fast": fast}
+
+
+def preset(name: str) -> GoalPolicyConfig:
+    """A preset by name (``paper`` or ``fast``)."""
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
+    return PRESETS[name]()
+
+
+def to_dict(config: GoalPolicyConfig) -> dict[str, Any]:
+    """A JSON-ready dict (tuples become lists)."""
+    return dataclasses.asdict(config)
+
+
+_SECTIONS = {"agent": AgentConfig, "replay": ReplayConfig, "explore": ExploreConfig,
+             "demos": DemoConfig, "schedule": ScheduleConfig}
+
+
+def from_dict(data: Any, where: str = "config") -> GoalPolicyConfig:
+    """The config from :func:`to_dict` output, or a partial dict over the ``paper`` defaults."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a JSON object")
+    unknown = set(data) - {"preset", *_SECTIONS}
+    if unknown:
+        raise ConfigError(f"{where}: unknown field(s) {sorted(unknown)}")
+    parts: dict[str, Any] = {}
+    try:
+        for name, cls in _SECTIONS.items():
+            section = dict(data.get(name, {}))
+            for key in ("hidden", "programs"):
+                if key in section:
+                    section[key] = tuple(section[key])
+            parts[name] = cls(**section)
+        return GoalPolicyConfig(preset=str(data.get("preset", "paper")), **parts)
+    except TypeError as err:
+        raise ConfigError(f"{where}: {err}") from None
+
+
+def with_epochs(config: GoalPolicyConfig, phase1: int, phase2: int) -> GoalPolicyConfig:
+    """The same config with another number of epochs in each phase (e.g. to extend a run)."""
+    return replace(config, schedule=replace(config.schedule, epochs_phase1=phase1, epochs_phase2=phase2))

@@ -1,0 +1,184 @@
+"""The shipped policy file, and evaluating it: every atomic program, and the MultiStep suites.
+
+A policy file (``policy.npz``, written by the trainer) holds the actor's weights and the
+normaliser statistics as plain arrays: loading it runs no pickle. :func:`evaluate_atomic` plays
+``episodes`` greedy episodes of each of the 20 atomic programs from the all-on-table
+distribution (AlphaNPI-X Appendix D.1's evaluation states); success is the goal reward at the
+last of the T steps, i.e. ψ_i. :func:`evaluate_multistep` chains programs without resets, as
+the paper's MultiStep-Moving (4 Move_To_Zone calls) and MultiStep-Stacking (3 Stack calls,
+one tower), block order drawn per episode. :class:`PolicyController` makes the learned
+policy usable wherever the scripted controller is (``envs/fetch/runner.py``).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from asg.learning.ddpg.normalizer import NormStats
+from asg.learning.ddpg.rollout import EpisodeSpec, FetchTask, PolicySnapshot, RolloutWorker
+from asg.learning.errors import CheckpointError
+
+POLICY_FILE = "policy.npz"
+MULTISTEP = {"MultiStep-Moving": "moving", "MultiStep-Stacking": "stacking"}
+EVAL_ENVS = 10  # episodes stepped together
+
+
+def save_policy(policy: PolicySnapshot, path: str | Path) -> Path:
+    """Write ``policy`` as a pickle-free ``.npz`` atomically."""
+    import io
+
+    from asg.learning.run_dir import atomic_write
+
+    arrays: dict[str, np.ndarray] = {"n_layers": np.array(len(policy.layers)), "clip_obs": np.array(policy.clip_obs),
+                                     "norm_clip": np.array([policy.o_stats.clip, policy.g_stats.clip])}
+    for i, (w, b) in enumerate(policy.layers):
+        arrays[f"w{i}"], arrays[f"b{i}"] = w, b
+    arrays.update(o_mean=policy.o_stats.mean, o_std=policy.o_stats.std,
+                  g_mean=policy.g_stats.mean, g_std=policy.g_stats.std)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    path = Path(path)
+    atomic_write(path, buf.getvalue())
+    return path
+
+
+def load_policy(path: str | Path) -> PolicySnapshot:
+    """A policy from a ``policy.npz`` or a run directory holding one; ``CheckpointError`` if unusable."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / POLICY_FILE
+    if not path.is_file():
+        raise CheckpointError(f"{path}: no policy file (train a goal policy first)")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            n = int(data["n_layers"])
+            layers = tuple((data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32)) for i in range(n))
+            o_clip, g_clip = (float(x) for x in data["norm_clip"])
+            return PolicySnapshot(layers, NormStats(data["o_mean"], data["o_std"], o_clip),
+                                  NormStats(data["g_mean"], data["g_std"], g_clip), float(data["clip_obs"]))
+    except (OSError, KeyError, ValueError) as err:
+        raise CheckpointError(f"{path}: not a policy file ({type(err).__name__})") from None
+
+
+def _as_policy(policy: str | Path | PolicySnapshot) -> PolicySnapshot:
+    return policy if isinstance(policy, PolicySnapshot) else load_policy(policy)
+
+
+def program_success(worker: RolloutWorker, policy: PolicySnapshot, programs: Sequence[str],
+                    episodes: int, seed: int) -> dict[str, float]:
+    """Greedy success rate of each program over ``episodes`` fresh starts (seeded per program)."""
+    out = {}
+    for k, name in enumerate(programs):
+        seeds = np.random.default_rng([seed, k]).integers(2**31, size=episodes)
+        specs = [EpisodeSpec(int(s), program=name, progress=1.0) for s in seeds]
+        out[name] = float(np.mean(worker.run(specs, policy).success))
+    return out
+
+
+def evaluate_atomic(policy_path: str | Path | PolicySnapshot, episodes: int = 100, seed: int = 0,
+                    threads: int = 1, programs: Sequence[str] | None = None) -> dict[str, Any]:
+    """Success of every atomic program: ``{"programs": {name: {"success_rate", "episodes"}}, ...}``.
+
+    Also gives the mean per family (``families``) and over all programs (``mean_success``).
+    """
+    if episodes < 1:
+        raise ValueError(f"episodes must be >= 1, got {episodes}")
+    policy = _as_policy(policy_path)
+    task = FetchTask(initial_state="table")
+    names = tuple(programs) if programs is not None else task.programs
+    worker = RolloutWorker(task, min(EVAL_ENVS, episodes), threads)
+    try:
+        rates = program_success(worker, policy, names, episodes, seed)
+    finally:
+        worker.close()
+    families: dict[str, list[float]] = {}
+    for name, rate in rates.items():
+        families.setdefault(family(name), []).append(rate)
+    return {"programs": {n: {"success_rate": r, "episodes": episodes} for n, r in rates.items()},
+            "families": {f: float(np.mean(v)) for f, v in sorted(families.items())},
+            "mean_success": float(np.mean(list(rates.values()))), "seed": seed}
+
+
+def family(program: str) -> str:
+    """``Stack`` or ``Move_To_Zone`` (the name up to its block arguments)."""
+    return "Stack" if program.startswith("Stack") else "Move_To_Zone"
+
+
+def evaluate_multistep(policy_path: str | Path | PolicySnapshot, episodes: int = 100, seed: int = 0,
+                       threads: int = 1) -> dict[str, Any]:
+    """MultiStep-Moving and MultiStep-Stacking: ``{"suites": {name: {"success_rate", "episodes",
+    "calls_success"}}}``; a chain fails at its first failed call (or a call whose φ does not hold)."""
+    from asg.envs.fetch.runner import multistep_programs
+
+    if episodes < 1:
+        raise ValueError(f"episodes must be >= 1, got {episodes}")
+    policy = _as_policy(policy_path)
+    task = FetchTask(initial_state="table")
+    worker = RolloutWorker(task, min(EVAL_ENVS, episodes), threads)
+    suites = {}
+    try:
+        for s, (suite, kind) in enumerate(MULTISTEP.items()):
+            rng = np.random.default_rng([seed, 100 + s])
+            chains = [multistep_programs(kind, rng) for _ in range(episodes)]
+            seeds = rng.integers(2**31, size=episodes)
+            ok, per_call = _run_chains(worker, policy, chains, seeds, task)
+            suites[suite] = {"success_rate": float(np.mean(ok)), "episodes": episodes,
+                             "calls_success": [float(x) for x in per_call.mean(axis=0)]}
+    finally:
+        worker.close()
+    return {"suites": suites, "seed": seed}
+
+
+def _run_chains(worker: RolloutWorker, policy: PolicySnapshot, chains: list[tuple[str, ...]],
+                seeds: np.ndarray, task: FetchTask) -> tuple[np.ndarray, np.ndarray]:
+    """Run each chain from a fresh table start; (whole chain succeeded (n,), each call (n, calls))."""
+    n, calls = len(chains), len(chains[0])
+    alive = np.ones(n, dtype=bool)
+    per_call = np.zeros((n, calls), dtype=bool)
+    states: list[Any] = [None] * n
+    for c in range(calls):
+        specs, rows = [], []
+        for i in range(n):
+            if not alive[i]:
+                continue
+            if states[i] is not None and not task.applicable(states[i][1], chains[i][c]):
+                alive[i] = False  # φ fails where the previous call left the world
+                continue
+            state = None if states[i] is None else states[i][0]
+            specs.append(EpisodeSpec(int(seeds[i]) + c, program=chains[i][c], state=state, progress=1.0))
+            rows.append(i)
+        if not specs:
+            break
+        episodes = worker.run(specs, policy)
+        for j, i in enumerate(rows):
+            per_call[i, c] = bool(episodes.success[j])
+            alive[i] = per_call[i, c]
+            states[i] = (episodes.final_states[j], episodes.final_obs[j])
+    return per_call.all(axis=1), per_call
+
+
+class PolicyController:
+    """The learned policy behind the scripted controller's interface (``reset`` / ``act``)."""
+
+    def __init__(self, policy: str | Path | PolicySnapshot) -> None:
+        from asg.envs.fetch.permutation import rotate_goal, rotate_observation
+
+        self.policy = _as_policy(policy)
+        self._perm = [rotate_observation(np.arange(70), j).astype(np.int64) for j in range(4)]
+        self._gperm = [rotate_goal(np.arange(12), j).astype(np.int64) for j in range(4)]
+        self.block, self._goal = 0, np.zeros(12, dtype=np.float32)
+
+    def reset(self, obs: np.ndarray, goal: np.ndarray, block: int | None = None) -> None:
+        """Pursue ``goal`` (12, env frame) moving ``block`` (default: the block whose target is farthest)."""
+        obs, goal = np.asarray(obs, dtype=float), np.asarray(goal, dtype=float)
+        if block is None:
+            block = int(np.argmax(np.linalg.norm((goal - obs[:12]).reshape(4, 3), axis=-1)))
+        self.block = int(block)
+        self._goal = goal[self._gperm[self.block]][None].astype(np.float32)
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """The greedy action for a 70-d observation in env frame."""
+        o = np.asarray(obs, dtype=np.float32)[self._perm[self.block]][None]
+        return self.policy.act(o, self._goal)[0].astype(np.float64)

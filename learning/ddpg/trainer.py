@@ -1,0 +1,406 @@
+"""Training the goal-conditioned policy: AlphaNPI-X Algorithms 1 and 2, resumable.
+
+Each epoch runs ``cycles`` cycles of (collect ``episodes_per_cycle`` episodes per worker with
+the exploring policy; store them; ``batches`` DDPG updates on HER batches, plus demo rows;
+one target update), then greedy test episodes on program goals from the all-on-table
+distribution, one metrics row, the curves and a checkpoint.
+
+- Phase 1 (Algorithm 1), the first ``epochs_phase1`` epochs: every episode starts from a fresh
+  reset; goals are uniform (the focus block anywhere), program goals Θ(s0, i), or a mix.
+- Phase 2 (Algorithm 2): a uniformly drawn atomic program; with probability ``p_reset`` a fresh
+  reset, otherwise a stored final state of an earlier episode on which the program's φ holds.
+- With demonstrations (``fast`` preset): a demo batch in every update (BC + Q-filter) and, with
+  probability ``demos.reset_prob``, a start at a state along a demonstration.
+
+Run directory::
+
+    config.json       resolved config, seed, workers
+    metrics.csv       one row per epoch
+    curves.png        success and losses against environment steps
+    policy.npz        the greedy policy after the last epoch (``evaluate.load_policy``)
+    checkpoint.pkl    everything needed to resume exactly (atomic: temp file + os.replace);
+    checkpoint.json   its version and epoch.  Pickles: resume only runs you wrote yourself.
+    result.json       the final summary (also returned)
+"""
+from __future__ import annotations
+
+import json
+import pickle
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from asg.learning.ddpg import config as cfgmod
+from asg.learning.ddpg.config import GoalPolicyConfig
+from asg.learning.ddpg.ddpg import DDPGAgent
+from asg.learning.ddpg.demos import DemoSet, demo_start, generate_demos
+from asg.learning.ddpg.distributed import make_collector
+from asg.learning.ddpg.evaluate import POLICY_FILE, family, save_policy
+from asg.learning.ddpg.her import sample_transitions
+from asg.learning.ddpg.replay import EpisodeBuffer, StateBuffer
+from asg.learning.ddpg.rollout import EpisodeSpec, Episodes, FetchTask, GoalTask, RolloutWorker
+from asg.learning.errors import CheckpointError, ConfigError
+from asg.learning.run_dir import atomic_write, atomic_write_json
+
+CHECKPOINT_VERSION = 1
+CONFIG, METRICS, CURVES = "config.json", "metrics.csv", "curves.png"
+CHECKPOINT, CHECKPOINT_META, RESULT = "checkpoint.pkl", "checkpoint.json", "result.json"
+EVAL_ENVS = 10
+
+
+@dataclass
+class Progress:
+    """Counters a checkpoint carries besides the learner and buffers."""
+
+    epoch: int = 0  # epochs finished
+    cycles: int = 0
+    episodes: int = 0
+    env_steps: int = 0
+    wall_s: float = 0.0  # training wall time over all sessions
+    pretrain_loss: float | None = None  # last loss of the BC pre-training on the demos
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+class GoalPolicyTrainer:
+    """Algorithms 1-2 over any :class:`GoalTask` (the Fetch world by default)."""
+
+    def __init__(self, config: GoalPolicyConfig, task: GoalTask | None = None, seed: int = 0,
+                 workers: int = 1, ray_address: str | None = None) -> None:
+        sch = config.schedule
+        self.config, self.seed = config, seed
+        self.task = task if task is not None else FetchTask(horizon=sch.horizon)
+        if self.task.horizon != sch.horizon:
+            raise ConfigError(f"schedule.horizon {sch.horizon} differs from the task's horizon {self.task.horizon}")
+        if config.demos.enabled and not isinstance(self.task, FetchTask):
+            raise ConfigError("demonstrations come from the Fetch scripted controller; use demos.episodes = 0")
+        if not self.task.programs and sch.phase1_goals != "uniform":
+            raise ConfigError("this task has no programs: schedule.phase1_goals must be 'uniform'")
+        self.programs = self._programs(sch.programs)
+        seeds = np.random.SeedSequence(seed).generate_state(4)
+        self.agent = DDPGAgent(self.task.obs_dim, self.task.goal_dim, self.task.act_dim, config.agent,
+                               seed=int(seeds[0]))
+        self.rng = np.random.default_rng(int(seeds[1]))
+        self.demo_seed, self.eval_seed = int(seeds[2]), int(seeds[3])
+        self.buffer = EpisodeBuffer.for_transitions(config.replay.buffer_size, sch.horizon, self.task.obs_dim,
+                                                    self.task.goal_dim, self.task.act_dim)
+        self.states = StateBuffer(config.replay.state_buffer_size)
+        self.demos: DemoSet | None = None
+        self.demo_buffer: EpisodeBuffer | None = None
+        self.progress = Progress()
+        self.workers = max(1, workers)
+        self.collector = make_collector(self.task, sch.episodes_per_cycle, sch.threads, self.workers, ray_address)
+        # greedy tests start from the all-on-table distribution (D.1's evaluation states)
+        self.eval_task = FetchTask("table", sch.horizon) if isinstance(self.task, FetchTask) else self.task
+        self.evaluator = RolloutWorker(self.eval_task, max(1, min(EVAL_ENVS, sch.eval_episodes)), sch.threads)
+
+    def _programs(self, chosen: tuple[str, ...]) -> tuple[str, ...]:
+        """The programs to train on: ``chosen`` (checked against the task's) or all of them."""
+        unknown = sorted(set(chosen) - set(self.task.programs))
+        if unknown:
+            raise ConfigError(f"schedule.programs: unknown program(s) {unknown}; e.g. {self.task.programs[:2]}")
+        return chosen or self.task.programs
+
+    # -- episodes ------------------------------------------------------------------------------
+    def prepare_demos(self) -> None:
+        """Generate the demonstrations and fill the demo buffer (once per run)."""
+        d = self.config.demos
+        if not d.enabled or self.demos is not None:
+            return
+        self.demos = generate_demos(d.episodes, self.demo_seed, self.config.schedule.horizon,
+                                    programs=self.programs)
+        self.demo_buffer = EpisodeBuffer(len(self.demos), self.config.schedule.horizon, self.task.obs_dim,
+                                         self.task.goal_dim, self.task.act_dim)
+        self.demo_buffer.store(self.demos.o, self.demos.ag, self.demos.g, self.demos.u)
+        if d.pretrain_steps:
+            self.pretrain_bc(d.pretrain_steps)
+
+    def pretrain_bc(self, steps: int) -> float:
+        """Normalise on the demos, then ``steps`` behaviour-cloning steps of the actor; the last loss."""
+        rep, d, task = self.config.replay, self.config.demos, self.task
+        horizon = self.config.schedule.horizon
+        self.agent.update_normalizers(self.demo_buffer.sample(len(self.demo_buffer) * horizon, self.rng,
+                                                              task.compute_reward, rep.strategy, rep.replay_k))
+        loss = float("nan")
+        for _ in range(steps):
+            batch = self.demo_buffer.sample(self.config.agent.batch_size, self.rng, task.compute_reward,
+                                            rep.strategy, rep.replay_k if d.her else 0)
+            loss = self.agent.bc_step(batch)
+        self.progress.pretrain_loss = loss
+        return loss
+
+    def start_progress(self, epoch: int) -> float:
+        """D.1's annealing progress in [0, 1] at ``epoch``."""
+        sch = self.config.schedule
+        span = sch.anneal_epochs or sch.total_epochs
+        return min(1.0, epoch / span)
+
+    def demo_reset_prob(self, epoch: int) -> float:
+        d, sch = self.config.demos, self.config.schedule
+        if not d.enabled or d.reset_prob == 0.0:
+            return 0.0
+        if not d.reset_anneal:
+            return d.reset_prob
+        return d.reset_prob * max(0.0, 1.0 - epoch / sch.epochs_phase1) if sch.epochs_phase1 else 0.0
+
+    def episode_specs(self, n: int, epoch: int) -> list[EpisodeSpec]:
+        """Starts of the next ``n`` training episodes (phase 1 or 2 by ``epoch``)."""
+        sch, rng, programs = self.config.schedule, self.rng, self.programs
+        phase2 = epoch >= sch.epochs_phase1
+        progress, p_demo = self.start_progress(epoch), self.demo_reset_prob(epoch)
+        specs = []
+        for _ in range(n):
+            seed = int(rng.integers(2**31))
+            if p_demo and rng.random() < p_demo:
+                specs.append(demo_start(self.demos, rng, seed))
+                continue
+            goal_mode = "programs" if phase2 else sch.phase1_goals
+            use_program = bool(programs) and (goal_mode == "programs" or (
+                goal_mode == "mixed" and rng.random() < sch.p_program_goal))
+            program = programs[int(rng.integers(len(programs)))] if use_program else None
+            state = None
+            if phase2 and rng.random() >= sch.p_reset:
+                accept = None if program is None else (lambda obs, p=program: self.task.applicable(obs, p))
+                found = self.states.sample(rng, accept)
+                state = None if found is None else found[0]
+            specs.append(EpisodeSpec(seed, program=program, state=state, progress=progress))
+        return specs
+
+    def store(self, episodes: Episodes) -> None:
+        """Keep the episodes, their final states, and update the normalisers (HER-sampled, as baselines)."""
+        rep = self.config.replay
+        self.buffer.store(episodes.o, episodes.ag, episodes.g, episodes.u)
+        for state, obs in zip(episodes.final_states, episodes.final_obs):
+            self.states.add(state, obs)
+        n = len(episodes)
+        batch = sample_transitions(episodes.o, episodes.ag, episodes.g, episodes.u, n, n * self.task.horizon,
+                                   self.rng, self.task.compute_reward, rep.strategy, rep.replay_k)
+        self.agent.update_normalizers(batch)
+
+    # -- one cycle, one epoch ----------------------------------------------------------------
+    def cycle(self, epoch: int) -> dict[str, float]:
+        """Collect, store, update; the cycle's mean losses and training success."""
+        cfg = self.config
+        sch, rep, d = cfg.schedule, cfg.replay, cfg.demos
+        specs = self.episode_specs(sch.episodes_per_cycle * self.workers, epoch)
+        episodes = self.collector.run(specs, self.agent.snapshot(), cfg.explore)
+        self.store(episodes)
+        stats: list[dict[str, float]] = []
+        for _ in range(sch.batches):
+            batch = self.buffer.sample(cfg.agent.batch_size, self.rng, self.task.compute_reward,
+                                       rep.strategy, rep.replay_k)
+            demo = None
+            if self.demo_buffer is not None:
+                demo = self.demo_buffer.sample(d.batch_size, self.rng, self.task.compute_reward, rep.strategy,
+                                               rep.replay_k if d.her else 0)
+            q_weight = d.q_weight if demo is not None else 1.0
+            stats.append(self.agent.update(batch, demo, d.bc_weight, d.q_filter, q_weight))
+        self.agent.update_targets()
+        p = self.progress
+        p.cycles += 1
+        p.episodes += len(episodes)
+        p.env_steps += len(episodes) * sch.horizon
+        out = {k: float(np.mean([s[k] for s in stats])) for k in stats[0]} if stats else {}
+        out["train_success"] = float(np.mean(episodes.success))
+        return out
+
+    def test_success(self, epoch: int) -> dict[str, float]:
+        """Greedy success on program goals (uniform goals for tasks without programs)."""
+        n = self.config.schedule.eval_episodes
+        if n == 0:
+            return {"test_success": float("nan")}
+        rng = np.random.default_rng([self.eval_seed, epoch])
+        programs = self.programs
+        names = [programs[int(rng.integers(len(programs)))] if programs else None for _ in range(n)]
+        specs = [EpisodeSpec(int(rng.integers(2**31)), program=p, progress=1.0) for p in names]
+        success = self.evaluator.run(specs, self.agent.snapshot()).success
+        out = {"test_success": float(np.mean(success))}
+        if programs:
+            for fam in ("Stack", "Move_To_Zone"):
+                picked = [s for s, p in zip(success, names) if family(p) == fam]
+                out[f"test_{fam.lower()}"] = float(np.mean(picked)) if picked else float("nan")
+        return out
+
+    def epoch(self, on_cycle: Callable[[dict[str, float]], Any] | None = None) -> dict[str, Any]:
+        """Run one epoch (``on_cycle`` is called after each cycle); its metrics row."""
+        sch = self.config.schedule
+        e = self.progress.epoch
+        start = time.perf_counter()
+        cycles = []
+        for _ in range(sch.cycles):
+            cycles.append(self.cycle(e))
+            if on_cycle is not None:
+                on_cycle(cycles[-1])
+        row: dict[str, Any] = {"epoch": e + 1, "phase": 1 if e < sch.epochs_phase1 else 2}
+        keys = [k for k in cycles[0]]
+        row.update({k: float(np.mean([c[k] for c in cycles])) for k in keys})
+        row.update(self.test_success(e))
+        p = self.progress
+        p.wall_s += time.perf_counter() - start
+        p.epoch += 1
+        row.update(env_steps=p.env_steps, episodes=p.episodes, updates=self.agent.updates,
+                   start_progress=self.start_progress(e), demo_reset_prob=self.demo_reset_prob(e),
+                   buffer_episodes=len(self.buffer), wall_s=round(p.wall_s, 3))
+        p.rows.append(row)
+        return row
+
+    # -- checkpoints ---------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {"version": CHECKPOINT_VERSION, "config": cfgmod.to_dict(self.config), "seed": self.seed,
+                "agent": self.agent.state_dict(), "buffer": self.buffer.state_dict(),
+                "states": self.states.state_dict(), "demos": self.demos,
+                "rng": self.rng.bit_generator.state, "progress": asdict(self.progress)}
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        self.agent.load_state_dict(data["agent"])
+        self.buffer = EpisodeBuffer.from_state_dict(data["buffer"])
+        self.states = StateBuffer.from_state_dict(data["states"])
+        self.demos = data["demos"]
+        if self.demos is not None:
+            self.demo_buffer = EpisodeBuffer(len(self.demos), self.config.schedule.horizon, self.task.obs_dim,
+                                             self.task.goal_dim, self.task.act_dim)
+            self.demo_buffer.store(self.demos.o, self.demos.ag, self.demos.g, self.demos.u)
+        self.rng.bit_generator.state = data["rng"]
+        self.progress = Progress(**data["progress"])
+
+    def close(self) -> None:
+        self.collector.close()
+        self.evaluator.close()
+
+
+def read_checkpoint(run_dir: str | Path) -> dict[str, Any]:
+    """The checkpoint payload of a run directory; ``CheckpointError`` if missing, corrupt or foreign."""
+    run_dir = Path(run_dir)
+    file, meta_file = run_dir / CHECKPOINT, run_dir / CHECKPOINT_META
+    if not file.is_file():
+        raise CheckpointError(f"{file}: missing (nothing to resume)")
+    try:
+        meta = json.loads(meta_file.read_text())
+    except (OSError, ValueError) as err:
+        raise CheckpointError(f"{meta_file}: missing or unreadable ({type(err).__name__})") from None
+    if not isinstance(meta, dict) or meta.get("version") != CHECKPOINT_VERSION:
+        raise CheckpointError(f"{meta_file}: unsupported checkpoint version (expected {CHECKPOINT_VERSION})")
+    try:
+        data = pickle.loads(file.read_bytes())
+    except Exception as err:  # any unpickling failure means a corrupt or truncated file
+        raise CheckpointError(f"{file}: corrupt checkpoint ({type(err).__name__}); "
+                              "restore it from a backup or start a new run") from None
+    needed = {"version", "config", "agent", "buffer", "states", "rng", "progress"}
+    if not isinstance(data, dict) or not needed <= set(data) or data["version"] != CHECKPOINT_VERSION:
+        raise CheckpointError(f"{file}: corrupt checkpoint (unexpected content)")
+    return data
+
+
+def write_checkpoint(trainer: GoalPolicyTrainer, run_dir: Path) -> None:
+    """Checkpoint then its description, each atomically."""
+    payload = pickle.dumps(trainer.state_dict(), protocol=pickle.HIGHEST_PROTOCOL)
+    atomic_write(run_dir / CHECKPOINT, payload)
+    atomic_write_json(run_dir / CHECKPOINT_META, {"version": CHECKPOINT_VERSION, "epoch": trainer.progress.epoch,
+                                                  "env_steps": trainer.progress.env_steps})
+
+
+def _resolve_config(config: GoalPolicyConfig | None, saved: dict[str, Any], where: Path) -> GoalPolicyConfig:
+    """The saved config; a given config may only change the number of epochs (to extend a run)."""
+    old = cfgmod.from_dict(saved, str(where))
+    if config is None:
+        return old
+    same_but_epochs = cfgmod.with_epochs(config, old.schedule.epochs_phase1, old.schedule.epochs_phase2)
+    if same_but_epochs != old:
+        a, b = cfgmod.to_dict(old), cfgmod.to_dict(same_but_epochs)
+        diff = sorted(f"{s}.{k}" for s in a if isinstance(a[s], dict) for k in a[s] if a[s][k] != b[s][k])
+        raise ConfigError(f"{where}: resuming with a different config ({', '.join(diff) or 'preset'}); "
+                          "only the epochs may change")
+    if config.schedule.epochs_phase1 < old.schedule.epochs_phase1:
+        raise ConfigError(f"{where}: phase 1 cannot be shortened once a run has started")
+    return config
+
+
+def train_goal_policy(config: GoalPolicyConfig | None, out_dir: str | Path, resume: str | Path | None = None,
+                      workers: int = 1, ray_address: str | None = None, seed: int = 0, *,
+                      task: GoalTask | None = None, progress_bar: bool = True,
+                      max_epochs: int | None = None) -> dict[str, Any]:
+    """Train (or resume) the goal policy; the result summary (also ``result.json``).
+
+    ``resume``: a run directory to continue in (``out_dir`` is then ignored; ``config`` None =
+    the saved one). ``max_epochs``: stop after that many epochs in this call (a later resume
+    continues). ``task``: another goal task (tests); default the Fetch world.
+    """
+    import torch
+
+    if workers < 1:
+        raise ConfigError(f"--workers must be >= 1, got {workers}")
+    saved = None
+    if resume is not None:
+        run_dir = Path(resume)
+        saved = read_checkpoint(run_dir)
+        config = _resolve_config(config, saved["config"], run_dir / CHECKPOINT)
+        seed = int(saved["seed"])
+    else:
+        if config is None:
+            raise ConfigError("a config (or --preset) is needed for a new run")
+        run_dir = Path(out_dir)
+        if (run_dir / CHECKPOINT).exists():
+            raise ConfigError(f"{run_dir}: already holds a run; use --resume {run_dir} or another --out")
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(config.schedule.torch_threads)
+    trainer = GoalPolicyTrainer(config, task, seed, workers, ray_address)
+    try:
+        if saved is not None:
+            trainer.load_state_dict(saved)
+        else:
+            atomic_write_json(run_dir / CONFIG, {"config": cfgmod.to_dict(config), "seed": seed, "workers": workers,
+                                                 "task": type(trainer.task).__name__})
+            trainer.prepare_demos()
+        return _train_loop(trainer, run_dir, progress_bar, max_epochs)
+    finally:
+        trainer.close()
+        torch.set_num_threads(previous_threads)
+
+
+def _train_loop(trainer: GoalPolicyTrainer, run_dir: Path, progress_bar: bool, max_epochs: int | None) -> dict:
+    from tqdm import tqdm
+
+    from asg.learning.ddpg.runlog import plot_curves, write_metrics
+
+    sch = trainer.config.schedule
+    p = trainer.progress
+    last = sch.total_epochs if max_epochs is None else min(sch.total_epochs, p.epoch + max_epochs)
+    bar = tqdm(total=sch.total_epochs * sch.cycles, initial=p.epoch * sch.cycles, unit="cycle",
+               disable=not progress_bar, dynamic_ncols=True, desc="goal policy")
+    def on_cycle(out: dict[str, float]) -> None:
+        bar.update(1)
+        bar.set_postfix(train=f"{out['train_success']:.2f}")
+
+    try:
+        while p.epoch < last:
+            row = trainer.epoch(on_cycle)
+            bar.set_postfix(test=f"{row['test_success']:.2f}", phase=row["phase"])
+            write_metrics(run_dir / METRICS, p.rows)
+            save_policy(trainer.agent.snapshot(), run_dir / POLICY_FILE)
+            if p.epoch % sch.checkpoint_every == 0 or p.epoch == last:
+                plot_curves(run_dir / CURVES, p.rows, sch.epochs_phase1)  # a second or so: with checkpoints
+                write_checkpoint(trainer, run_dir)
+    finally:
+        bar.close()
+    last_row = p.rows[-1] if p.rows else {}
+    result = {"run_dir": str(run_dir), "preset": trainer.config.preset, "seed": trainer.seed,
+              "epochs": p.epoch, "total_epochs": sch.total_epochs, "finished": p.epoch >= sch.total_epochs,
+              "env_steps": p.env_steps, "episodes": p.episodes, "wall_seconds": round(p.wall_s, 1),
+              "test_success": last_row.get("test_success"), "policy": str(run_dir / POLICY_FILE),
+              "demo_success_rate": None if trainer.demos is None else trainer.demos.success_rate,
+              "bc_pretrain_loss": p.pretrain_loss}
+    atomic_write_json(run_dir / RESULT, _json_safe(result))
+    return result
+
+
+def _json_safe(obj: Any) -> Any:
+    if isinstance(obj, float) and obj != obj:
+        return None
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    return obj
+
+
+__all__ = ["GoalPolicyTrainer", "read_checkpoint", "train_goal_policy", "write_checkpoint"]
