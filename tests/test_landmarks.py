@@ -65,7 +65,9 @@ def _without(task: Task, atoms) -> bool:
     return task.goal <= relaxed_reachable(reduced)
 
 
-SAMPLE = [r for r in ipc_rows("strips") if r["problem_file"].endswith(("p01.pddl", "p02.pddl"))]
+# p01/p02 of every domain but the three largest (snake, mprime, barman: covered by test_fd_agreement)
+SAMPLE = [r for r in ipc_rows("strips") if r["problem_file"].endswith(("p01.pddl", "p02.pddl"))
+          and r["domain"] not in ("snake", "mprime", "barman")]
 
 
 @pytest.mark.parametrize("row", SAMPLE, ids=lambda r: r["problem_file"])

@@ -102,19 +102,31 @@ def test_bptt_forward_equals_the_stepwise_snapshot(model):
     assert parts["policy_loss"] > 0 and net.embedding.weight.grad.abs().sum() > 0
 
 
-def test_buffer_draws_positive_traces_with_p_buf():
+def test_buffer_draws_programs_uniformly_and_positive_traces_with_p_buf():
     buffer = TraceBuffer(capacity=4, p_positive=0.5)
     for k in range(6):
         buffer.add(TraceSample(np.zeros((1, 2)), np.ones((1, 3), bool), np.ones((1, 3)), 0, 1.0, k % 3 == 0))
-    assert len(buffer) == 4
+    buffer.add(TraceSample(np.zeros((1, 2)), np.ones((1, 3), bool), np.ones((1, 3)), 1, -1.0, False))
+    assert len(buffer) == 5  # 4 of program 0 (the oldest two dropped), 1 of program 1
     draws = buffer.sample(4000, np.random.default_rng(0))
-    assert np.mean([d.success for d in draws]) == pytest.approx(0.5, abs=0.03)
+    assert np.mean([d.task_row == 1 for d in draws]) == pytest.approx(0.5, abs=0.03)
+    own = [d.success for d in draws if d.task_row == 0]
+    assert np.mean(own) == pytest.approx(0.5, abs=0.03)
 
 
 def test_learning_progress_probabilities():
     p = learning_progress_probabilities(np.array([0.5, 0.5, 0.9]), np.array([0.5, 0.1, 0.8]), 0.2)
     assert p == pytest.approx([0.2 / 3, 0.2 / 3 + 0.8 * 0.8, 0.2 / 3 + 0.8 * 0.2])
     assert learning_progress_probabilities(np.ones(4), None, 0.2) == pytest.approx([0.25] * 4)
+
+
+def test_learning_progress_curriculum_picks_a_trained_program(model):
+    config = replace(SMALL, curriculum="learning-progress", lp_episodes=1,
+                     programs=(LEVEL1, "Move_All_To_Zone_BLUE"))
+    trainer = MetaControllerTrainer(model, config, seed=0)
+    picks = {trainer.choose_program() for _ in range(2)}
+    assert picks <= {trainer.table.index(p) for p in config.programs}
+    assert trainer.state.lp_previous is not None and len(trainer.state.lp_previous) == 2
 
 
 def test_landmarks_of_clean_table_favour_zone_moves(model):
@@ -167,6 +179,13 @@ def test_short_training_learns_a_level1_program(trained, model):
     saved = json.loads((out / "result.json").read_text())
     assert saved["validation"][LEVEL1] == result.validation[LEVEL1]
     assert (out / "metrics.csv").read_text().startswith("iteration,program,train_success")
+
+
+def test_resume_restores_the_run(trained):
+    out, result = trained
+    again = train_meta_controller(out, resume=True)  # solved already: nothing left to do
+    assert again.iterations == result.iterations and again.validation == result.validation
+    assert again.status == "solved"
 
 
 # -- inference and the pipeline ---------------------------------------------------------------

@@ -89,7 +89,7 @@ class NPIConfig:
     episodes_per_iteration: int = 20  # n_ep (T5)
     updates_per_episode: int = 2  # n_updates_per_episode (T5)
     batch_size: int = 16  # whole traces per batch, trained with BPTT (T5, B.3)
-    buffer_size: int = 100  # n_buf, traces kept (T5)
+    buffer_size: int = 100  # n_buf, traces kept (T5), per program (the reference code splits by task, §2.4)
     p_buf: float = 0.5  # fraction of a batch drawn from positive-reward traces (T5)
     validation_episodes: int = 10  # n_val per program, exploit mode (T5)
     validate_every: int = 1  # iterations between validations (ours; Algorithm 4 validates each one)
@@ -100,6 +100,7 @@ class NPIConfig:
     initial_states: Literal["table", "stacked"] = "table"  # start distribution of episodes (D.1; ours)
     stop_at_success: float | None = None  # end once every validated program reaches this (ours)
     workers: int = 1  # self-play processes (the paper: 10 MPI actors, B.3)
+    validate_with_guidance: bool = True  # False: validation searches without landmark guidance (ours)
 
     def __post_init__(self) -> None:
         for name in ("iterations", "episodes_per_iteration", "batch_size", "buffer_size",

@@ -20,7 +20,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from asg.learning.npi.mcts import SearchContext, execute, masked_priors, most_visited, new_root, run_simulations
+from asg.learning.npi.mcts import (
+    SearchContext, Trace, execute, masked_priors, most_visited, new_root, run_simulations,
+)
 from asg.learning.npi.models import EnvironmentModel
 
 MODES = ("network", "plan", "replan")
@@ -87,6 +89,7 @@ class CallRecord:
     calls: tuple["CallRecord", ...] = ()
 
     def atomic_count(self) -> int:
+        """Atomic programs run in this call tree."""
         return 1 if self.atomic else sum(c.atomic_count() for c in self.calls)
 
     def to_json(self) -> dict[str, Any]:
@@ -136,9 +139,18 @@ def _run_network(task: int, executor: Executor, ctx: SearchContext) -> CallRecor
 
 
 def _run_plan(task: int, executor: Executor, ctx: SearchContext) -> CallRecord:
-    trace = execute(task, executor.observe(), ctx, explore=False)
-    calls = [_atomic_record(ctx, a, executor) for a in trace.atomic_actions()]
-    return _finish(ctx, task, executor, calls)
+    return _replay(execute(task, executor.observe(), ctx, explore=False), executor, ctx)
+
+
+def _replay(trace: Trace, executor: Executor, ctx: SearchContext) -> CallRecord:
+    """Execute a planned call tree open-loop, keeping its shape; each ψ judged in the world."""
+    calls = []
+    for step in trace.steps:
+        if step.call is not None:
+            calls.append(_replay(step.call, executor, ctx))
+        elif ctx.table.is_atomic(step.action):
+            calls.append(_atomic_record(ctx, step.action, executor))
+    return _finish(ctx, trace.task, executor, calls)
 
 
 def _run_replan(task: int, executor: Executor, ctx: SearchContext) -> CallRecord:

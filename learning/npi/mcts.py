@@ -67,6 +67,7 @@ class Trace:
 
     @property
     def calls(self) -> int:
+        """Calls the program made (every step but a final Stop)."""
         return sum(1 for s in self.steps if s.action != len(s.policy) - 1)
 
     def atomic_actions(self) -> list[int]:

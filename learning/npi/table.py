@@ -62,9 +62,11 @@ class ProgramTable:
             raise ConfigError(f"{self.programs[program].name} is atomic: it is not a task") from None
 
     def is_atomic(self, action: int) -> bool:
+        """Whether ``action`` calls an atomic program (Stop is not one)."""
         return action < self.n_programs and self.programs[action].atomic
 
     def label(self, action: int) -> str:
+        """The program name of ``action``, or STOP."""
         return "STOP" if action == self.stop else self.programs[action].name
 
     def preconditions(self, atoms: frozenset[Atom]) -> np.ndarray:

@@ -13,7 +13,7 @@ number of workers changes nothing but the wall time.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -23,7 +23,7 @@ from asg.learning.npi.config import NPIConfig
 from asg.learning.npi.mcts import Trace
 from asg.learning.npi.models import EnvironmentModel
 from asg.learning.npi.network import AlphaNPINet, make_batch, trace_loss
-from asg.learning.npi.selfplay import EpisodeJob, SelfPlay, start_state
+from asg.learning.npi.selfplay import EpisodeJob, SelfPlay
 
 VALIDATION_STREAM = 7_919  # entropy word that separates validation start states from training ones
 
@@ -49,26 +49,32 @@ def trace_sample(trace: Trace, task_row: int) -> TraceSample:
 
 
 class TraceBuffer:
-    """The last ``capacity`` traces; batches draw a positive trace with probability ``p_positive``."""
+    """The last ``capacity`` traces of each program; a batch draws a program uniformly among those
+    held, then a positive trace of it with probability ``p_positive`` (split by program and by
+    reward sign as in the reference code, §2.4)."""
 
     def __init__(self, capacity: int, p_positive: float) -> None:
         self.capacity, self.p_positive = capacity, p_positive
-        self.items: list[TraceSample] = []
+        self.items: dict[int, list[TraceSample]] = {}
 
     def __len__(self) -> int:
-        return len(self.items)
+        return sum(len(v) for v in self.items.values())
 
     def add(self, sample: TraceSample) -> None:
-        self.items.append(sample)
-        if len(self.items) > self.capacity:
-            self.items.pop(0)
+        """Keep ``sample``, dropping its program's oldest trace when full."""
+        held = self.items.setdefault(sample.task_row, [])
+        held.append(sample)
+        if len(held) > self.capacity:
+            held.pop(0)
 
     def sample(self, n: int, rng: np.random.Generator) -> list[TraceSample]:
-        """``n`` traces drawn with replacement, positives with probability ``p_positive``."""
-        pos = [s for s in self.items if s.success]
-        neg = [s for s in self.items if not s.success]
+        """``n`` traces drawn with replacement."""
+        rows = sorted(self.items)
         out = []
         for _ in range(n):
+            held = self.items[rows[int(rng.integers(len(rows)))]]
+            pos = [s for s in held if s.success]
+            neg = [s for s in held if not s.success]
             pool = pos if (pos and (not neg or rng.random() < self.p_positive)) else neg
             out.append(pool[int(rng.integers(len(pool)))])
         return out
@@ -131,6 +137,9 @@ class MetaControllerTrainer:
         self.buffer = TraceBuffer(config.buffer_size, config.p_buf)
         self.state = TrainerState()
         self.selfplay = SelfPlay(model, config.search, config.workers)
+        self.validator = self.selfplay
+        if not config.validate_with_guidance and config.search.landmark != "off":
+            self.validator = SelfPlay(model, replace(config.search, landmark="off"), config.workers)
 
     # -- one iteration -------------------------------------------------------------------------
     def choose_program(self) -> int:
@@ -156,7 +165,7 @@ class MetaControllerTrainer:
 
     def update(self, steps: int) -> dict[str, float]:
         """``steps`` Adam steps on batches of whole traces; mean losses."""
-        if len(self.buffer) < min(self.config.batch_size, self.buffer.capacity) or steps == 0:
+        if len(self.buffer) < self.config.batch_size or steps == 0:
             return {"policy_loss": float("nan"), "value_loss": float("nan")}
         totals = {"policy_loss": 0.0, "value_loss": 0.0}
         self.net.train()
@@ -176,7 +185,7 @@ class MetaControllerTrainer:
         jobs = [EpisodeJob(t, int(np.random.SeedSequence([self.seed, VALIDATION_STREAM, stream, t, k])
                                   .generate_state(1)[0]), False)
                 for t in self.tasks for k in range(episodes)]
-        traces = self.selfplay.run(jobs, self.net.snapshot())
+        traces = self.validator.run(jobs, self.net.snapshot())
         out = {}
         for i, t in enumerate(self.tasks):
             wins = [tr.success for tr in traces[i * episodes:(i + 1) * episodes]]
@@ -226,6 +235,7 @@ class MetaControllerTrainer:
                     break
         finally:
             self.selfplay.close()
+            self.validator.close()
         return self.state
 
     # -- checkpoints ---------------------------------------------------------------------------
@@ -238,6 +248,6 @@ class MetaControllerTrainer:
         """Resume from :meth:`state_dict` output."""
         self.net.load_state_dict(data["net"])
         self.optimizer.load_state_dict(data["optimizer"])
-        self.buffer.items = list(data["buffer"])
+        self.buffer.items = {k: list(v) for k, v in data["buffer"].items()}
         self.rng.bit_generator.state = data["rng"]
         self.state = data["state"]

@@ -257,19 +257,22 @@ def _greedy_necessary(task, ops, msets, labels, label_of, m, init_msets) -> dict
 
 
 def relaxed_reachable(task: Task) -> frozenset[Atom]:
-    """Facts reachable when delete effects are ignored (h^max < ∞)."""
+    """Facts reachable when delete effects are ignored (h^max < ∞), in time linear in the task."""
+    waiting: dict[Atom, list[int]] = defaultdict(list)
+    missing = []
+    for k, op in enumerate(task.operators):
+        missing.append(len(op.pre))
+        for atom in op.pre:
+            waiting[atom].append(k)
     reached = set(task.init)
-    remaining = list(task.operators)
-    progress = True
-    while progress:
-        progress = False
-        waiting = []
-        for op in remaining:
-            if op.pre <= reached:
-                if not op.add <= reached:
-                    reached |= op.add
-                    progress = True
-            else:
-                waiting.append(op)
-        remaining = waiting
+    queue = deque(reached)
+    queue.extend(a for k, op in enumerate(task.operators) if not op.pre for a in op.add)
+    while queue:
+        atom = queue.popleft()
+        if atom not in reached:
+            reached.add(atom)
+        for k in waiting.pop(atom, ()):
+            missing[k] -= 1
+            if missing[k] == 0:
+                queue.extend(a for a in task.operators[k].add if a not in reached)
     return frozenset(reached)
