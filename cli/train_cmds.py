@@ -144,14 +144,17 @@ def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path |
     result.json). Ctrl-C checkpoints; --resume DIR continues (exit 130 when interrupted).
     """
     from asg.learning.config import make_config, merge_overrides
+    from asg.learning.registry import bind_domain, make_subgoals
     from asg.learning.run_dir import RunDir, default_run_path
     from asg.learning.trainer import train
 
+    binding = None
     if resume is not None:
         if domain is not None or model is not None or k is not None or config_file is not None:
             raise AsgError("--resume: give only --steps, --quiet and --json with it")
         run_dir = RunDir.open(resume)
         cfg = run_dir.config()
+        _check_domain(cfg.domain)
         if steps is not None:
             cfg = merge_overrides(cfg, {"total_steps": steps})
     else:
@@ -169,17 +172,20 @@ def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path |
         if eval_episodes is not None:
             overrides["eval_episodes"] = eval_episodes
         if k is not None:
-            if cfg.learner.kind != "hierarchical" or method in ("landmark-hrl", "plan-hrl"):
+            if cfg.learner.kind != "hierarchical" or cfg.learner.diversity.alpha == 0.0:
                 raise AsgError(f"--k: method {method} has no diverse skills")
             overrides["learner"] = {"diversity": {"k": k, "k_overrides": []}}
         if overrides:
             cfg = merge_overrides(cfg, overrides)
+        binding = bind_domain(cfg.domain, cfg.model)  # bad input fails before any file is written
+        make_subgoals(cfg, binding.task)
         run_dir = RunDir.create(out or default_run_path("runs", domain, method, seed), cfg)
     start = run_dir.checkpoint_steps() if resume is not None else 0
     bar, update = _progress_bar(cfg.total_steps, start, quiet, f"{cfg.domain}/{cfg.method}")
     try:
         with _StopFlag() as flag:
-            result = train(cfg, run_dir=run_dir, resume=resume is not None, progress=update, should_stop=flag)
+            result = train(cfg, binding, run_dir=run_dir, resume=resume is not None, progress=update,
+                           should_stop=flag)
     finally:
         bar.close()
     _print_result(result.to_json(), as_json)

@@ -71,6 +71,7 @@ class HierarchicalLearner:
         if learn:
             skills.on_rollout(z)
         rng = self.rng
+        failure_bonus = self.cfg.diversity.bonus_on_failure
         steps, reached, env_over = 0, False, False
         while steps < budget:
             a = skill.act(s, rng) if learn else skill.greedy(s)
@@ -79,8 +80,9 @@ class HierarchicalLearner:
             s2 = self._sid(obs, learn)
             reached = info["subgoal"] == "reached"
             if learn:
-                skill.observe(s, a, s2, reward, terminated, bonus=reached and bonus is not None)
-                if reached:
+                scored = reached or (terminated and failure_bonus)
+                skill.observe(s, a, s2, reward, terminated, bonus=scored and bonus is not None)
+                if scored:
                     skills.on_success(z, s2, obs)
                 skill.learn(rng, bonus)
             s = s2

@@ -9,9 +9,11 @@ counts (reference_code.md §1.6). p(z|s) is estimated
   p(z|s) = (p(s|z)p(z) + α_L) / (Σ_z' p(s|z')p(z') + |Z|·α_L), p(s|z) = n(s,z) / Σ_s' n(s',z),
   p(z) = rollouts of z / all rollouts (Laplace-smoothed, reset whenever a skill is added).
 
-Counts cover successful terminal states only, as Eq. 2 pays the bonus only there (the official
-non-curriculum code also counted failure states; the curriculum code did not, §1.6). States are
-counted exactly (their id) or by k-means cluster of their pixels (App. D).
+Counts cover successful terminal states only, as Eq. 2 pays the bonus only there; the official
+non-curriculum code also counted and paid failure terminals (§1.6), which
+``DiversityConfig.bonus_on_failure`` restores (it made no difference on Mario seeds 0-4). States
+are counted exactly (their id) or by k-means cluster of their pixels (App. D); exact counts are
+cumulative, cluster counts cover the ``kmeans_buffer`` most recent terminal records.
 """
 from __future__ import annotations
 

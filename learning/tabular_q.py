@@ -192,9 +192,11 @@ class TabularQ:
         eps = self.epsilon if len(self.replay) >= self.cfg.learning_starts else 1.0
         if rng.random() < eps:
             return int(rng.integers(self.n_actions))
-        row = self.q.values[s]
-        best = row.max()
-        if self.cfg.random_ties and row.min() == best:
+        values = self.q.values
+        if s < 0 or s >= values.shape[0]:  # a state this skill has never stored: all values 0
+            return int(rng.integers(self.n_actions)) if self.cfg.random_ties else 0
+        row = values[s]
+        if self.cfg.random_ties and row.min() == row.max():
             return int(rng.integers(self.n_actions))
         return int(row.argmax())
 

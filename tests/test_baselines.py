@@ -101,3 +101,15 @@ def test_landmark_hrl_and_asgrl_share_the_learner_but_not_the_skill_count():
     asgrl = build_learner(TrainConfig(domain="corridor", method="asgrl", learner=default_learner("asgrl")),
                           landmark_subgoals(binding.task), 3)
     assert asgrl.skill_counts() == {"(at-side)": 3, "(at-goal)": 3}
+
+
+def test_curves_are_held_on_a_common_step_grid_with_a_band():
+    from asg.learning.evaluation import curve_on_grid, mean_band, step_grid
+
+    grid = step_grid(100, points=4)  # 0, 25, 50, 75, 100
+    held = curve_on_grid([0, 30, 60], [0.0, 0.5, 1.0], grid)
+    assert held.tolist() == [0.0, 0.0, 0.5, 1.0, 1.0]  # an early-stopped run keeps its last value
+    curves = np.stack([held, curve_on_grid([0, 80], [0.0, 1.0], grid)])
+    mean, low, high = mean_band(curves)
+    assert mean.tolist() == [0.0, 0.0, 0.25, 0.5, 1.0]
+    assert np.all(low <= mean) and np.all(mean <= high) and low[-1] == high[-1] == 1.0

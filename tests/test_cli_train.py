@@ -11,6 +11,12 @@ from asg.cli.main import main
 SMALL = ["--steps", "3000", "--eval-episodes", "2", "--quiet"]
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp_dir(tmp_path, monkeypatch):
+    """Default run directories (runs/...) land in a temp folder, never in the repository."""
+    monkeypatch.chdir(tmp_path)
+
+
 def run(*args: str):
     return CliRunner().invoke(main, list(args))
 
@@ -84,9 +90,10 @@ def test_compare_writes_table_and_plot(tmp_path):
     (["compare", "--domain", "mario", "--methods", "asgrl,nope"], "unknown method 'nope'"),
     (["eval", "/nonexistent/run"], "not a run directory"),
 ])
-def test_error_paths_print_one_line_and_exit_2(args, needle):
+def test_error_paths_print_one_line_and_exit_2(args, needle, tmp_path):
     line = _one_error_line(run(*args))
     assert needle in line
+    assert not (tmp_path / "runs").exists()  # nothing written on bad input
 
 
 def test_bad_config_files_are_one_line_errors(tmp_path):
@@ -127,3 +134,34 @@ def test_other_families_plug_in_through_domain_handlers():
         del train_cmds.DOMAIN_HANDLERS["toy-family"]
     assert result.exit_code == 0, result.output
     assert seen["domain"] == "toy-family" and seen["seed"] == 4
+
+
+def test_ctrl_c_checkpoints_and_resume_continues(tmp_path, monkeypatch):
+    import signal
+
+    from asg.cli import train_cmds
+
+    real = train_cmds._progress_bar
+
+    def interrupting_bar(total, initial, quiet, label):
+        bar, update = real(total, initial, True, label)
+        calls = []
+
+        def update_and_interrupt(steps, stats, state):
+            update(steps, stats, state)
+            calls.append(steps)
+            if len(calls) == 3:
+                signal.raise_signal(signal.SIGINT)  # what Ctrl-C delivers
+        return bar, update_and_interrupt
+
+    monkeypatch.setattr(train_cmds, "_progress_bar", interrupting_bar)
+    out = tmp_path / "run"
+    result = run("train", "--domain", "mario", "--steps", "50000", "--out", str(out), "--json")
+    assert result.exit_code == 130, result.output
+    assert "asg train --resume" in result.output
+    partial = json.loads((out / "result.json").read_text())
+    assert partial["status"] == "interrupted" and 0 < partial["env_steps"] < 50_000
+    monkeypatch.setattr(train_cmds, "_progress_bar", real)
+    resumed = run("train", "--resume", str(out), "--steps", str(partial["env_steps"] + 2000), "--json", "--quiet")
+    assert resumed.exit_code == 0, resumed.output
+    assert json.loads(resumed.stdout)["env_steps"] == partial["env_steps"] + 2000

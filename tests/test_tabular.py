@@ -147,3 +147,13 @@ def test_update_every_thins_the_schedule():
         agent.observe(0, 0, 1, 0.0, False)
         agent.learn(rng)
     assert agent.updates == 2
+
+
+def test_act_in_a_state_the_table_has_no_row_for():
+    agent = TabularQ(QConfig(learning_starts=0), 3)
+    agent.epsilon = 0.0
+    rng = np.random.default_rng(0)
+    assert {agent.act(10_000, rng) for _ in range(60)} == {0, 1, 2}  # unknown: random
+    no_ties = TabularQ(QConfig(learning_starts=0, random_ties=False), 3)
+    no_ties.epsilon = 0.0
+    assert {no_ties.act(10_000, rng) for _ in range(20)} == {0}
