@@ -69,10 +69,10 @@ def test_greedy_evaluation_changes_nothing_in_the_learner():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(5))
-def test_asgrl_solves_mario_on_every_seed(seed):
-    result = train(make_config("mario", "asgrl", seed=seed, total_steps=500_000))
-    assert result.success_rate == 1.0
+def test_asgrl_solves_mario_on_most_seeds():
+    """Stated rate: 4 of seeds 0-4 (seed 1 never reaches the tube while exploring; 9/10 on 0-9)."""
+    rates = [train(make_config("mario", "asgrl", seed=seed)).success_rate for seed in range(5)]
+    assert sum(rate == 1.0 for rate in rates) >= 4
 
 
 @pytest.mark.slow
