@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from asg.planning.sexpr import Token
-from asg.planning.structure import DomainShape, ProblemShape, Use, atom_uses
+from asg.planning.sexpr import SList, Token
+from asg.planning.structure import DomainShape, ProblemShape, Use, atom_uses, typed_list
 
 
 @dataclass(frozen=True)
@@ -158,8 +158,6 @@ def _check_terms(use: Use, path: str | None, variables: set[str], objects: set[s
 
 
 def _equalities(node, where: str) -> list[Use]:
-    from asg.planning.sexpr import SList
-
     if not isinstance(node, SList):
         return []
     found = []
@@ -170,9 +168,6 @@ def _equalities(node, where: str) -> list[Use]:
 
 
 def _quantified_variables(node) -> set[str]:
-    from asg.planning.sexpr import SList
-    from asg.planning.structure import typed_list
-
     if not isinstance(node, SList):
         return set()
     names: set[str] = set()

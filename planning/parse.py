@@ -14,7 +14,8 @@ from pathlib import Path
 from asg.planning.check import Diagnostic, check_domain, check_problem
 from asg.planning.errors import ModelError, PDDLError, PDDLSyntaxError, UnsupportedRequirementError
 from asg.planning.sexpr import SList, Token, parse_sexprs, read_text, render_with_lines
-from asg.planning.structure import DomainShape, ProblemShape, define_kind, read_domain, read_problem
+from asg.planning.structure import (DomainShape, ProblemShape, atom_uses, define_kind, read_domain,
+                                   read_problem)
 
 log = logging.getLogger(__name__)
 
@@ -240,8 +241,6 @@ def _declare_undeclared(domain: DomainShape, diagnostics: list[Diagnostic]) -> l
 
 
 def _first_use_arities(domain: DomainShape) -> dict[str, int]:
-    from asg.planning.structure import atom_uses
-
     arities: dict[str, int] = {}
     for action in domain.actions:
         for use in atom_uses(action.precondition, "") + atom_uses(action.effect, ""):
