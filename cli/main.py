@@ -62,7 +62,7 @@ def _register() -> None:
     # Optional families: each module registers its commands when present.
     import importlib
 
-    for name in ("env_cmds", "train_cmds", "fetch_cmds"):
+    for name in ("env_cmds", "train_cmds", "fetch_cmds", "fetch_programs_cmds"):
         try:
             module = importlib.import_module(f"asg.cli.{name}")
         except ModuleNotFoundError as err:

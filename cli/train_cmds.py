@@ -18,6 +18,7 @@ import click
 from asg.planning.errors import AsgError
 
 DOMAIN_HANDLERS: dict[str, Callable[[click.Context, dict[str, Any]], None]] = {}
+EVAL_HANDLERS: dict[str, Callable[[dict[str, Any]], None]] = {}
 
 
 class LazyChoice(click.Choice):
@@ -134,14 +135,34 @@ def _print_result(result: dict[str, Any], as_json: bool) -> None:
 @click.option("--eval-episodes", type=click.IntRange(min=1), help="Greedy episodes per evaluation point.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print result.json on stdout.")
+@click.option("--stage", type=click.Choice(["goal-policy", "behaviour-model", "meta-controller"]),
+              help="fetch-programs: what to train.")
+@click.option("--preset", help="fetch-programs: goal-policy/behaviour-model preset (fast or paper; default fast).")
+@click.option("--workers", type=click.IntRange(min=1), help="fetch-programs: rollout / self-play workers.")
+@click.option("--ray-address", help="fetch-programs goal-policy / meta-controller: Ray cluster address.")
+@click.option("--max-epochs", type=click.IntRange(min=1),
+              help="fetch-programs goal-policy: stop after this many epochs (resume later).")
+@click.option("--policy", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="fetch-programs behaviour-model: goal policy (default: the shipped one).")
+@click.option("--episodes", type=click.IntRange(min=1),
+              help="fetch-programs behaviour-model: dataset size N in episodes.")
+@click.option("--model-kind", type=click.Choice(["exact", "learned"]),
+              help="fetch-programs meta-controller: the model searched in (default exact).")
+@click.option("--behaviour-model", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="fetch-programs meta-controller: learned model file (default: the shipped one).")
+@click.option("--iterations", type=click.IntRange(min=1), help="fetch-programs meta-controller: training iterations.")
+@click.option("--from-scratch", is_flag=True, default=None,
+              help="fetch-programs (no --stage): train every stage instead of using the shipped files.")
 @click.pass_context
 def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path | None, k: int | None,
               steps: int | None, seed: int, out: Path | None, config_file: Path | None,
-              resume: Path | None, eval_episodes: int | None, quiet: bool, as_json: bool) -> None:
+              resume: Path | None, eval_episodes: int | None, quiet: bool, as_json: bool,
+              **fetch_options: Any) -> None:
     """Learn skills and a meta-controller from a domain's symbolic model; report success.
 
     Writes a run directory (config.json, metrics.csv, learning_curve.png, checkpoint,
     result.json). Ctrl-C checkpoints; --resume DIR continues (exit 130 when interrupted).
+    --domain fetch-programs trains the AlphaNPI-X stages instead (--stage).
     """
     from asg.learning.config import make_config, merge_overrides
     from asg.learning.registry import bind_domain, make_subgoals
@@ -149,6 +170,12 @@ def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path |
     from asg.learning.trainer import train
 
     binding = None
+    if domain is not None and not _check_domain(domain):
+        DOMAIN_HANDLERS[domain](ctx, dict(ctx.params))
+        return
+    unused = [name for name, value in fetch_options.items() if value is not None]
+    if unused:
+        raise AsgError(f"--{unused[0].replace('_', '-')}: only with --domain fetch-programs")
     if resume is not None:
         if domain is not None or model is not None or k is not None or config_file is not None:
             raise AsgError("--resume: give only --steps, --quiet and --json with it")
@@ -160,9 +187,6 @@ def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path |
     else:
         if domain is None:
             raise AsgError("--domain is required (or --resume DIR)")
-        if not _check_domain(domain):
-            DOMAIN_HANDLERS[domain](ctx, dict(ctx.params))
-            return
         cfg = make_config(domain, method, seed=seed, model=str(model) if model else None)
         if config_file is not None:
             cfg = merge_overrides(cfg, _load_json_file(config_file), str(config_file))
@@ -195,11 +219,41 @@ def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path |
 
 
 @click.command("eval")
-@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--episodes", type=click.IntRange(min=1), help="Greedy episodes (default: the run's).")
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False), required=False)
+@click.option("--episodes", type=click.IntRange(min=1), help="Greedy episodes (default: the run's; fetch 100).")
 @click.option("--json", "as_json", is_flag=True, help="Print the evaluation as JSON.")
-def eval_cmd(run_dir: Path, episodes: int | None, as_json: bool) -> None:
-    """Re-evaluate a saved run's frozen greedy policy."""
+@click.option("--domain", help="fetch-programs: evaluate the Fetch programs (no RUN_DIR).")
+@click.option("--programs", type=click.Choice(["atomic", "multistep", "non-atomic"]),
+              help="fetch-programs: which programs (default atomic).")
+@click.option("--policy", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="fetch-programs: goal policy (default: the shipped one).")
+@click.option("--mode", type=click.Choice(["network", "plan", "replan"]),
+              help="fetch-programs non-atomic: inference mode (default replan).")
+@click.option("--checkpoint", type=click.Path(path_type=Path, exists=True),
+              help="fetch-programs non-atomic: meta-controller file or run folder (default: the shipped one).")
+@click.option("--model", type=click.Choice(["exact", "learned"]),
+              help="fetch-programs non-atomic: the model searched in (default exact).")
+@click.option("--behaviour-model", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="fetch-programs non-atomic: learned model file (default: the shipped one).")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False),
+              help="fetch-programs non-atomic: folder for the JSON and the call-tree PNG (default runs/fetch-programs-eval).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+def eval_cmd(run_dir: Path | None, episodes: int | None, as_json: bool, domain: str | None,
+             seed: int, **fetch_options: Any) -> None:
+    """Re-evaluate a saved run's frozen greedy policy (or, with --domain fetch-programs, the Fetch programs)."""
+    if domain is not None:
+        _check_domain(domain)
+        if domain not in EVAL_HANDLERS:
+            raise AsgError(f"--domain: give an ASGRL run directory instead (asg eval RUN_DIR)")
+        if run_dir is not None:
+            raise AsgError(f"RUN_DIR: not used with --domain {domain}")
+        EVAL_HANDLERS[domain]({**fetch_options, "episodes": episodes, "as_json": as_json, "seed": seed})
+        return
+    unused = [name for name, value in fetch_options.items() if value is not None]
+    if unused:
+        raise AsgError(f"--{unused[0].replace('_', '-')}: only with --domain fetch-programs")
+    if run_dir is None:
+        raise AsgError("give a run directory (asg eval RUN_DIR) or --domain fetch-programs")
     from asg.learning.evaluation import eval_seeds, evaluate
     from asg.learning.registry import bind_domain, env_max_steps, make_subgoals
     from asg.learning.run_dir import RunDir

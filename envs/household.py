@@ -20,11 +20,11 @@ from minigrid.minigrid_env import MiniGridEnv
 from asg.envs.labeling import Labeler
 from asg.envs.solver import Stage, StagedSolver
 
-WIDTH, HEIGHT = 15, 11
-START, START_DIR = (5, 5), 3  # (x, y); minigrid directions: 0 east, 1 south, 2 west, 3 north
-KEYS = {"yellow": (5, 4), "green": (1, 7), "red": (1, 1)}  # nearest to farthest from START
+WIDTH, HEIGHT = 11, 9
+START, START_DIR = (4, 6), 3  # (x, y); minigrid directions: 0 east, 1 south, 2 west, 3 north
+KEYS = {"yellow": (5, 5), "green": (1, 7), "red": (1, 1)}  # nearest to farthest from START
 RIGHT_KEY = "red"
-DOCK, DOOR, GOAL = (3, 9), (10, 5), (13, 1)
+DOCK, DOOR, GOAL = (6, 7), (7, 4), (9, 1)
 START_ROOM = frozenset((x, y) for x in range(1, DOOR[0]) for y in range(1, HEIGHT - 1))
 FINAL_ROOM = frozenset((x, y) for x in range(DOOR[0] + 1, WIDTH - 1) for y in range(1, HEIGHT - 1))
 FREE = START_ROOM | FINAL_ROOM | {DOOR}
@@ -44,7 +44,7 @@ class HouseholdState:
 
     ``door``: ``locked`` -> ``open`` (unlocked with the red key) -> ``closed`` (shut behind
     the robot once it enters the final room). ``battery``: ``low`` at the start, ``full``
-    after the dock, ``empty`` after unlocking the door on a low battery (terminal).
+    after the dock, ``empty`` when the robot reaches the destination uncharged (terminal).
     """
 
     pos: tuple[int, int] = START
@@ -83,10 +83,7 @@ def transition(state: HouseholdState, action: int) -> tuple[HouseholdState, bool
         return state, False
     if action == TOGGLE:
         if front == DOOR and state.door == LOCKED and state.carrying == RIGHT_KEY:
-            if state.battery == FULL:
-                return replace(state, door=OPEN), False
-            # The door's motor drains a battery that was not charged first: a dead end.
-            return replace(state, door=OPEN, battery=EMPTY, status=FAILED), True
+            return replace(state, door=OPEN), False
         return state, False
     if action != FORWARD:
         raise ValueError(f"invalid action {action!r}")
@@ -94,6 +91,8 @@ def transition(state: HouseholdState, action: int) -> tuple[HouseholdState, bool
         return state, False
     door = CLOSED if state.pos == DOOR and front in FINAL_ROOM else state.door
     battery = FULL if front == DOCK else state.battery
+    if front == GOAL and battery != FULL:  # the last stretch drains an uncharged battery: a dead end
+        return replace(state, battery=EMPTY, status=FAILED), True
     status = SUCCESS if front == GOAL else RUNNING
     return HouseholdState(front, state.dir, state.carrying, door, battery, status), status != RUNNING
 
@@ -102,34 +101,34 @@ class HouseholdEnv(MiniGridEnv):
     """Household of ASGRL (Guan et al. 2022, Fig. 1): red key, charge, red door, green goal.
 
     ## Description
-    A 15 x 11 minigrid (x right, y down). The starting room (x 1..9) holds three keys:
-    yellow at (5, 4), right in front of the robot, green at (1, 7) and red at (1, 1),
-    farthest; only the red key opens the locked red door at (10, 5). The purple charging
-    dock is the floor tile (3, 9), away from the way from the red key to the door. The final
-    room (x 11..13) holds the green destination (13, 1)::
+    An 11 x 9 minigrid (x right, y down). The starting room (x 1..6) holds three keys:
+    yellow at (5, 5), next to the robot, green at (1, 7) and red at (1, 1), farthest; only
+    the red key opens the locked red door at (7, 4). The purple charging dock is the floor
+    tile (6, 7), off the way from the red key to the door. The final room (x 8..9) holds the
+    green destination (9, 1)::
 
-        ###############
-        #r........#..G#
-        #.........#...#
-        #.........#...#
-        #....y....#...#
-        #....^....D...#      ^ robot at (5, 5) facing north; D locked red door
-        #.........#...#
-        #g........#...#
-        #.........#...#
-        #..P......#...#      P charging dock
-        ###############
+        ###########
+        #r.....#.G#
+        #......#..#
+        #......#..#
+        #......D..#      D locked red door
+        #....y.#..#
+        #...^..#..#      ^ robot at (4, 6) facing north
+        #g....P#..#      P charging dock
+        ###########
 
     Traps, as in the paper's Section 1: the robot carries one key and cannot drop it, so the
-    nearest (yellow) or the green key is a dead end. The battery starts low; unlocking the
-    door on a low battery opens it but drains the battery (the robot shuts down:
-    terminated, failed), so the dock must come before the door. The door closes (and cannot
-    be opened from inside) once the robot steps from the doorway into the final room, so
-    ``door-ajar`` (robot in the open doorway) and ``at-final-room`` never hold together.
+    nearest (yellow) or the green key is a dead end. The battery starts low and only the dock
+    charges it; the door closes behind the robot (and cannot be opened from inside) once it
+    steps from the doorway into the final room, and the last step onto the destination
+    drains an uncharged battery (the robot stops short of it: terminated, failed). So the final room is reachable without charging,
+    but that way is a dead end: a skill that learns the shortest way through the door
+    (Landmark-HRL on Household-V2) never recharges. ``door-ajar`` (robot in the open doorway)
+    and ``at-final-room`` never hold together.
     Choices the paper leaves open, made here: the fixed layout above, sized so that a uniformly
-    random policy reaches the destination in about 1% of 2000-step episodes; charging by
-    stepping on the dock, at any time; the key is kept after unlocking; toggling an open door
-    does nothing.
+    random 700-step skill episode reaches the final room about 3% of the time (1.9% charged);
+    charging by stepping on the dock, at any time; the key is kept after unlocking; toggling
+    an open door does nothing.
 
     ## Actions
     ``Discrete(5)``: 0 turn left, 1 turn right, 2 forward, 3 pick up, 4 toggle (minigrid's
@@ -147,7 +146,7 @@ class HouseholdEnv(MiniGridEnv):
     ``1 - 0.9 t/T``: ASGRL's goal reward is binary).
 
     ## Termination
-    Terminated at the destination (success) or when the battery is drained (failure).
+    Terminated at the destination: success when charged, else failure (battery drained).
     Truncated after ``max_steps`` steps (default 2000).
 
     ## Registered ids

@@ -1,7 +1,10 @@
 """The ASGRL grid envs: Gymnasium conformance, determinism, solvers, and the paper's traps."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import gymnasium as gym
+
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
@@ -210,18 +213,24 @@ def test_household_nearest_key_is_a_wrong_one():
         assert not any(s.status == hh.SUCCESS for s in reachable(holding, step, n))
 
 
-def test_household_door_without_charging_is_a_dead_end():
+def test_household_final_room_without_charging_is_a_dead_end():
     west_of_door = (hh.DOOR[0] - 1, hh.DOOR[1])
     at_door = hh.HouseholdState(pos=west_of_door, dir=0, carrying="red")
-    state, terminated = hh.transition(at_door, hh.TOGGLE)
-    assert terminated and state.status == hh.FAILED
-    assert state.door == hh.OPEN and state.battery == hh.EMPTY
-    charged, terminated = hh.transition(hh.HouseholdState(pos=west_of_door, dir=0, carrying="red",
-                                                          battery=hh.FULL), hh.TOGGLE)
-    assert not terminated and charged.door == hh.OPEN and charged.battery == hh.FULL
-    wrong, _ = hh.transition(hh.HouseholdState(pos=west_of_door, dir=0, carrying="yellow",
-                                               battery=hh.FULL), hh.TOGGLE)
+    opened, terminated = hh.transition(at_door, hh.TOGGLE)
+    assert not terminated and opened.door == hh.OPEN and opened.battery == hh.LOW
+    wrong, _ = hh.transition(hh.HouseholdState(pos=west_of_door, dir=0, carrying="yellow"), hh.TOGGLE)
     assert wrong.door == hh.LOCKED
+    # Through the door uncharged: the final room is reached, but no state after it succeeds,
+    # and the step onto the destination fails with the battery drained.
+    env, step, n = _search("asg/Household-v0")
+    entered = [s for s in reachable(opened, step, n) if s.pos in hh.FINAL_ROOM and s.battery == hh.LOW]
+    assert entered
+    assert not any(s.status == hh.SUCCESS for e in entered[:5] for s in reachable(e, step, n))
+    below_goal = hh.HouseholdState(pos=(hh.GOAL[0], hh.GOAL[1] + 1), dir=3, carrying="red", door=hh.CLOSED)
+    dead, terminated = hh.transition(below_goal, hh.FORWARD)
+    assert terminated and dead.status == hh.FAILED and dead.battery == hh.EMPTY and dead.pos == below_goal.pos
+    alive, terminated = hh.transition(replace(below_goal, battery=hh.FULL), hh.FORWARD)
+    assert terminated and alive.status == hh.SUCCESS and alive.pos == hh.GOAL
 
 
 def test_household_door_closes_behind_the_robot():

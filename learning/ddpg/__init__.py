@@ -25,6 +25,8 @@ _LAZY = {
     "LearnedBehaviourModel": "asg.learning.ddpg.behaviour_model",
     "evaluate_atomic": "asg.learning.ddpg.evaluate",
     "evaluate_multistep": "asg.learning.ddpg.evaluate",
+    "train_baseline": "asg.learning.ddpg.nonatomic",
+    "evaluate_baseline": "asg.learning.ddpg.nonatomic",
 }
 
 

@@ -230,3 +230,21 @@ def from_dict(data: Any, where: str = "config") -> GoalPolicyConfig:
 def with_epochs(config: GoalPolicyConfig, phase1: int, phase2: int) -> GoalPolicyConfig:
     """The same config with another number of epochs in each phase (e.g. to extend a run)."""
     return replace(config, schedule=replace(config.schedule, epochs_phase1=phase1, epochs_phase2=phase2))
+
+
+def nonatomic_baseline(her: bool) -> GoalPolicyConfig:
+    """The model-free baselines of AlphaNPI-X Table 2: m-ddpg (``her=False``) and m-ddpg + HER.
+
+    Table 5 gives one DDPG configuration "for our method together with baselines", so networks,
+    γ, batch, learning rates, replay_k, cycles, updates and buffer are the goal policy's (T5).
+    The paper gives no baseline schedule: 250 epochs (T5's 100 + 150) of fresh resets, each
+    episode a uniformly drawn non-atomic program (Section 5: "m-ddpg selects randomly a program
+    index and plays one episode"); T = 200, four atomic programs of 50 steps, as many as the
+    longest non-atomic programs run (ours). The one-hot variant has nothing to relabel
+    (replay_k 0); the goal-setter variant relabels with the "final" strategy (4.1) and k = 4 (T5).
+    """
+    return GoalPolicyConfig(
+        preset="nonatomic-her" if her else "nonatomic",
+        replay=ReplayConfig(strategy="final", replay_k=4 if her else 0),
+        schedule=ScheduleConfig(epochs_phase1=250, epochs_phase2=0, horizon=200, phase1_goals="programs"),
+    )

@@ -217,7 +217,7 @@ class GoalPolicyTrainer:
         specs = [EpisodeSpec(int(rng.integers(2**31)), program=p, progress=1.0) for p in names]
         success = self.evaluator.run(specs, self.agent.snapshot()).success
         out = {"test_success": float(np.mean(success))}
-        if programs:
+        if programs and isinstance(self.task, FetchTask):
             for fam in ("Stack", "Move_To_Zone"):
                 picked = [s for s, p in zip(success, names) if family(p) == fam]
                 out[f"test_{fam.lower()}"] = float(np.mean(picked)) if picked else float("nan")

@@ -19,6 +19,7 @@ LANDMARK_MODES = ("off", "prior", "bonus")
 CURRICULA = ("random", "learning-progress")
 Q_ESTIMATES = ("softmax", "mean")
 INITIAL_STATES = ("table", "stacked")
+BACKENDS = ("local", "ray")
 
 
 def _check(cond: bool, message: str) -> None:
@@ -100,6 +101,8 @@ class NPIConfig:
     initial_states: Literal["table", "stacked"] = "table"  # start distribution of episodes (D.1; ours)
     stop_at_success: float | None = None  # end once every validated program reaches this (ours)
     workers: int = 1  # self-play processes (the paper: 10 MPI actors, B.3)
+    backend: Literal["local", "ray"] = "local"  # local: in-process / fork pool; ray: Ray actors (ours)
+    ray_address: str | None = None  # the Ray cluster to join; None: a local Ray instance (ours)
     validate_with_guidance: bool = True  # False: validation searches without landmark guidance (ours)
 
     def __post_init__(self) -> None:
@@ -114,6 +117,8 @@ class NPIConfig:
         _check(self.stop_at_success is None or 0.0 < self.stop_at_success <= 1.0,
                "stop_at_success must be in (0, 1] or None")
         _check(isinstance(self.programs, tuple), "programs must be a tuple of program names")
+        _check(self.backend in BACKENDS, f"backend must be one of {BACKENDS}")
+        _check(self.ray_address is None or self.backend == "ray", "ray_address needs backend 'ray'")
 
 
 def to_dict(config: NPIConfig) -> dict[str, Any]:

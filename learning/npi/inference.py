@@ -8,14 +8,15 @@
   (only atomic programs move the world, so only they trigger re-planning; Algorithm 5).
 
 The world is an :class:`Executor`: the real Fetch env with a controller for the atomic
-programs (:class:`FetchExecutor`: the scripted controller stands in for the goal policy until
-one is trained), or a model itself (:class:`ModelExecutor`). A program succeeds when its ψ
-holds in the world's final state. Each run returns a :class:`CallRecord`, the call tree of
-Figure 1 / Figure 7.
+programs (:class:`FetchExecutor`: the learned goal policy through :func:`policy_controller`,
+or the scripted controller standing in for it), or a model itself (:class:`ModelExecutor`). A
+program succeeds when its ψ holds in the world's final state. Each run returns a
+:class:`CallRecord`, the call tree of Figure 1 / Figure 7.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -53,8 +54,43 @@ class ModelExecutor:
         return self.state
 
 
+class Controller(Protocol):
+    """What runs an atomic program: the scripted controller or ``PolicyController``."""
+
+    def reset(self, obs: np.ndarray, goal: np.ndarray, block: int | None = None) -> None:
+        """Pursue ``goal`` (12,) moving ``block``."""
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """The action (4,) for a 70-d observation."""
+
+
+class _Focused:
+    """A controller told which block the program moves (``run_atomic`` passes only the goal)."""
+
+    def __init__(self, controller: Controller, block: int) -> None:
+        self.controller, self.block = controller, block
+
+    def reset(self, obs: np.ndarray, goal: np.ndarray, block: int | None = None) -> None:
+        self.controller.reset(obs, goal, self.block if block is None else block)
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        return self.controller.act(obs)
+
+
+def policy_controller(path: str | Path) -> Controller:
+    """The learned goal policy of ``path`` (``policy.npz`` or its run folder) as a controller."""
+    from asg.learning.ddpg.evaluate import PolicyController, load_policy
+    from asg.learning.errors import CheckpointError
+
+    policy = load_policy(path)
+    if policy.o_stats.mean.shape != (70,) or policy.g_stats.mean.shape != (12,) or policy.layers[-1][1].shape != (4,):
+        raise CheckpointError(f"{path}: not a Fetch goal policy (observation 70, goal 12, action 4)")
+    return PolicyController(policy)
+
+
 class FetchExecutor:
-    """The real Fetch env; atomic programs run ``controller`` (default: scripted) for T = 50 steps."""
+    """The real Fetch env; atomic programs run ``controller`` (default: scripted) for T = 50 steps,
+    focused on the block the program moves (the goal policy was trained with that focus)."""
 
     def __init__(self, env: Any = None, controller: Any = None) -> None:
         from asg.envs.fetch.env import FetchBlocksEnv
@@ -74,9 +110,11 @@ class FetchExecutor:
         return self.env.observation()["observation"]
 
     def run_atomic(self, program: int) -> np.ndarray:
+        from asg.envs.fetch.goal_setter import acting_block
         from asg.envs.fetch.scripted import run_atomic
 
-        return run_atomic(self.env, self.names[program], self.controller).final
+        name = self.names[program]
+        return run_atomic(self.env, name, _Focused(self.controller, acting_block(name))).final
 
 
 @dataclass(frozen=True)

@@ -11,18 +11,20 @@ import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
 
 from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.npi.config import NPIConfig, SearchConfig, from_dict, to_dict
-from asg.learning.npi.inference import MODES, CallRecord, FetchExecutor, ModelExecutor, call_tree_png, run_program
+from asg.learning.npi.inference import (
+    MODES, CallRecord, FetchExecutor, ModelExecutor, call_tree_png, policy_controller, run_program,
+)
 from asg.learning.npi.mcts import SearchContext
 from asg.learning.npi.models import EnvironmentModel, RealFetchModel, exact_fetch_model, learned_fetch_model
 from asg.learning.npi.network import AlphaNPINet
-from asg.learning.npi.selfplay import make_guide, start_state
+from asg.learning.npi.selfplay import import_ray, make_guide, resolve_backend, start_state
 from asg.learning.npi.trainer import MetaControllerTrainer
 from asg.learning.run_dir import atomic_write, atomic_write_json
 
@@ -110,10 +112,16 @@ class MetaControllerResult:
 
 def train_meta_controller(out_dir: str | Path, *, config: NPIConfig | None = None, model: str = "exact",
                           predictor: Any = None, seed: int = 0, iterations: int | None = None,
-                          workers: int | None = None, resume: bool = False,
+                          workers: int | None = None, backend: str | None = None,
+                          ray_address: str | None = None, resume: bool = False,
                           progress: Callable[[dict[str, Any]], None] | None = None,
                           should_stop: Callable[[], bool] | None = None) -> MetaControllerResult:
-    """Train (or resume) the meta-controller in ``model``; everything lands in ``out_dir``."""
+    """Train (or resume) the meta-controller in ``model``; everything lands in ``out_dir``.
+
+    ``workers``, ``backend`` and ``ray_address`` override the config's self-play settings (a
+    resumed run keeps its saved ones unless given): ``backend`` ``local`` (in-process or a fork
+    pool) or ``ray`` (Ray actors); ``backend=None`` with an address means ``ray``.
+    """
     from dataclasses import replace
 
     torch.set_num_threads(1)
@@ -127,6 +135,10 @@ def train_meta_controller(out_dir: str | Path, *, config: NPIConfig | None = Non
     config = config or NPIConfig()
     if workers is not None:
         config = replace(config, workers=workers)
+    if backend is not None or ray_address is not None:
+        config = replace(config, backend=resolve_backend(backend, ray_address), ray_address=ray_address)
+    if config.backend == "ray":
+        import_ray()  # a missing Ray is a ConfigError before anything is written
     world = build_model(model, predictor, config.initial_states)
     trainer = MetaControllerTrainer(world, config, seed)
     if resume:
@@ -172,30 +184,53 @@ class ProgramEvaluation:
     programs: dict[str, dict[str, float | int]]
     families: dict[str, float] = field(default_factory=dict)  # averaged over arguments (Table 2 rows)
     example: CallRecord | None = None
+    controller: str | None = None  # atomic programs in the real world: "scripted" or the policy file
 
     def to_json(self) -> dict[str, Any]:
-        return {"mode": self.mode, "model": self.model, "world": self.world, "programs": self.programs,
-                "families": self.families}
+        """``{"mode", "model", "world", "controller", "programs": {name: {"success_rate", "episodes"}},
+        "families": {family: mean success}}``."""
+        return {"mode": self.mode, "model": self.model, "world": self.world, "controller": self.controller,
+                "programs": self.programs, "families": self.families}
 
     def table_lines(self) -> list[str]:
         """Table 2: our success per family beside the paper's for the same mode."""
-        lines = [f"{'program':<20} {'ours':>6} {'paper':>6}   ({self.mode}, model {self.model}, {self.world} world)"]
+        where = f"{self.world} world" + ("" if self.controller is None else f", {self.controller} controller")
+        lines = [f"{'program':<20} {'ours':>6} {'paper':>6}   ({self.mode}, model {self.model}, {where})"]
         for family, rate in self.families.items():
             paper = PAPER_TABLE2.get(family, {}).get(self.mode)
             lines.append(f"{family:<20} {rate:>6.2f} {'' if paper is None else f'{paper:.2f}':>6}")
         return lines
 
 
+def table2_lines(evaluations: Sequence[ProgramEvaluation]) -> list[str]:
+    """Table 2 for several modes: per family, our success and the paper's, one column pair per mode."""
+    families = list(PAPER_TABLE2)
+    families += sorted({f for e in evaluations for f in e.families} - set(families))
+    head = f"{'program':<20}" + "".join(f" {e.mode + ' ours':>13} {'paper':>6}" for e in evaluations)
+    lines = [head]
+    for family in families:
+        if not any(family in e.families for e in evaluations):
+            continue
+        row = f"{family:<20}"
+        for e in evaluations:
+            ours, paper = e.families.get(family), PAPER_TABLE2.get(family, {}).get(e.mode)
+            row += f" {'' if ours is None else f'{ours:.2f}':>13} {'' if paper is None else f'{paper:.2f}':>6}"
+        lines.append(row)
+    return lines
+
+
 def evaluate_programs(checkpoint: str | Path | None, *, mode: str = "replan", model: str = "exact",
                       world: str = "real", episodes: int = 100, programs: str | list[str] = "non-atomic",
                       seed: int = 0, predictor: Any = None, search: SearchConfig | None = None,
                       trace_png: str | Path | None = None, json_path: str | Path | None = None,
-                      progress: Callable[[str, int], None] | None = None) -> ProgramEvaluation:
+                      progress: Callable[[str, int], None] | None = None,
+                      controller_policy: str | Path | None = None) -> ProgramEvaluation:
     """Success of each program over ``episodes`` start states of the world (Table 2).
 
     ``checkpoint`` is a meta-controller file (or a run folder holding one); ``model`` is what the
-    search plans in; ``world`` is where programs run: the real env with the scripted controller
-    standing in for the goal policy, or the model itself.
+    search plans in; ``world`` is where programs run: the real env, whose atomic programs run the
+    learned goal policy ``controller_policy`` (a ``policy.npz`` or a run folder holding one) or,
+    without one, the scripted controller; or the model itself.
     """
     torch.set_num_threads(1)
     if mode not in MODES:
@@ -206,6 +241,8 @@ def evaluate_programs(checkpoint: str | Path | None, *, mode: str = "replan", mo
         raise ConfigError(f"--episodes must be >= 1, got {episodes}")
     if checkpoint is None:
         raise ConfigError("no meta-controller checkpoint: train one first (asg train --stage meta-controller)")
+    if controller_policy is not None and world != "real":
+        raise ConfigError("a goal policy (--policy) runs atomic programs in the real world only; use world 'real'")
     path = Path(checkpoint)
     path = path / CHECKPOINT if path.is_dir() else path
     search_model = build_model(model, predictor)
@@ -221,7 +258,11 @@ def evaluate_programs(checkpoint: str | Path | None, *, mode: str = "replan", mo
         if atomic:
             raise ConfigError(f"--programs: {atomic[0]} is atomic; evaluate non-atomic programs")
     guide = make_guide(search_model, search)
-    real = FetchExecutor() if world == "real" else None
+    real, controller = None, None
+    if world == "real":
+        policy = None if controller_policy is None else policy_controller(controller_policy)
+        real = FetchExecutor(controller=policy)
+        controller = "scripted" if controller_policy is None else str(controller_policy)
     results: dict[str, dict[str, float | int]] = {}
     example, top = None, max(table.programs[t].level for t in tasks)
     for task in tasks:
@@ -240,12 +281,12 @@ def evaluate_programs(checkpoint: str | Path | None, *, mode: str = "replan", mo
                 example = record
             if progress is not None:
                 progress(table.names[task], k + 1)
-        results[table.names[task]] = {"success_rate": wins / episodes, "episodes": episodes}
+        results[table.names[task]] = {"success_rate": float(wins / episodes), "episodes": int(episodes)}
     families: dict[str, list[float]] = {}
     for task in tasks:
         families.setdefault(table.programs[task].family, []).append(float(results[table.names[task]]["success_rate"]))
     evaluation = ProgramEvaluation(mode, model, world, results, {f: float(np.mean(v)) for f, v in families.items()},
-                                   example)
+                                   example, controller)
     if trace_png is not None and example is not None:
         atomic_write(Path(trace_png), call_tree_png(example))
     if json_path is not None:

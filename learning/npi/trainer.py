@@ -136,10 +136,10 @@ class MetaControllerTrainer:
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.net.lr)
         self.buffer = TraceBuffer(config.buffer_size, config.p_buf)
         self.state = TrainerState()
-        self.selfplay = SelfPlay(model, config.search, config.workers)
+        self.selfplay = SelfPlay(model, config.search, config.workers, config.backend, config.ray_address)
         self.validator = self.selfplay
         if not config.validate_with_guidance and config.search.landmark != "off":
-            self.validator = SelfPlay(model, replace(config.search, landmark="off"), config.workers)
+            self.validator = self.selfplay.with_search(replace(config.search, landmark="off"))
 
     # -- one iteration -------------------------------------------------------------------------
     def choose_program(self) -> int:

@@ -1,0 +1,144 @@
+"""``asg train|eval --domain fetch-programs`` through CliRunner: stages, resume, JSON contract, errors."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from asg.cli.main import main
+
+# The fast preset shrunk to seconds (like tests/test_ddpg_train.py's tiny_fetch), as a --config file.
+TINY = {
+    "agent": {"hidden": [32, 32], "batch_size": 32},
+    "replay": {"buffer_size": 5000, "state_buffer_size": 50},
+    "demos": {"episodes": 2, "batch_size": 8, "reset_prob": 0.5, "pretrain_steps": 3},
+    "schedule": {"epochs_phase1": 1, "epochs_phase2": 1, "cycles": 1, "batches": 2, "episodes_per_cycle": 2,
+                 "eval_episodes": 2, "threads": 1, "checkpoint_every": 1,
+                 "programs": ["Move_To_Zone_0_ORANGE", "Stack_1_0"]},
+}
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp_dir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def _one_error_line(result) -> str:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["train", "--domain", "fetch-programs"], "--stage is required"),
+    (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--k", "3"], "--k: not an option"),
+    (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--episodes", "3"], "--episodes: not an option"),
+    (["train", "--domain", "fetch-programs", "--stage", "behaviour-model", "--workers", "2"], "--workers: not an option"),
+    (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--preset", "huge"], "unknown preset 'huge'"),
+    (["train", "--domain", "fetch-programs", "--stage", "behaviour-model", "--preset", "huge"], "unknown behaviour-model preset"),
+    (["train", "--domain", "fetch-programs", "--stage", "juggle"], "--stage"),
+    (["train", "--domain", "mario", "--stage", "goal-policy"], "--stage: only with --domain fetch-programs"),
+    (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--resume", "nowhere"], "nowhere"),
+    (["eval", "--domain", "fetch-programs", "--programs", "everything"], "--programs"),
+    (["eval", "--domain", "mario"], "give an ASGRL run directory"),
+    (["eval", "somedir", "--domain", "fetch-programs"], "RUN_DIR: not used"),
+    (["eval", "--mode", "plan"], "--mode: only with --domain fetch-programs"),
+    (["eval"], "give a run directory"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, expected):
+    assert expected in _one_error_line(run(*args))
+
+
+def test_goal_policy_stage_resume_and_atomic_eval_contract(tmp_path):
+    (tmp_path / "tiny.json").write_text(json.dumps(TINY))
+    out = tmp_path / "gp"
+    first = run("train", "--domain", "fetch-programs", "--stage", "goal-policy", "--config", "tiny.json",
+                "--out", out, "--max-epochs", "1", "--quiet", "--json")
+    assert first.exit_code == 0, first.output
+    result = json.loads(first.output[first.output.index("{"):])
+    assert result["epochs"] == 1 and result["total_epochs"] == 2 and not result["finished"]
+    saved = json.loads((out / "config.json").read_text())["config"]
+    assert saved["preset"] == "fast" and saved["agent"]["hidden"] == [32, 32] and saved["agent"]["gamma"] == 0.98
+    again = run("train", "--domain", "fetch-programs", "--stage", "goal-policy", "--config", "tiny.json", "--out", out)
+    assert "already holds a run" in _one_error_line(again)
+    assert "keeps its saved config" in _one_error_line(run(
+        "train", "--domain", "fetch-programs", "--stage", "goal-policy", "--resume", out, "--preset", "paper"))
+    resumed = run("train", "--domain", "fetch-programs", "--stage", "goal-policy", "--resume", out, "--quiet")
+    assert resumed.exit_code == 0, resumed.output
+    assert "epoch 2/2" in resumed.output
+    assert len((out / "metrics.csv").read_text().strip().splitlines()) == 3  # header + 2 epochs
+
+    evaluated = run("eval", "--domain", "fetch-programs", "--programs", "atomic", "--policy", out / "policy.npz",
+                    "--episodes", "2", "--json")
+    assert evaluated.exit_code == 0, evaluated.output
+    programs = json.loads(evaluated.output)["programs"]
+    assert len(programs) == 20 and set(programs["Stack_0_1"]) == {"success_rate", "episodes"}
+    assert all(p["episodes"] == 2 and 0.0 <= p["success_rate"] <= 1.0 for p in programs.values())
+
+    (out / "checkpoint.pkl").write_bytes(b"\x80\x04garbage")
+    corrupt = run("train", "--domain", "fetch-programs", "--stage", "goal-policy", "--resume", out, "--quiet")
+    assert "corrupt checkpoint" in _one_error_line(corrupt)
+    (out / "policy.npz").write_bytes(b"not a zip")
+    bad = run("eval", "--domain", "fetch-programs", "--policy", out / "policy.npz", "--episodes", "1")
+    assert "not a policy file" in _one_error_line(bad)
+
+
+def test_bad_config_file_names_the_file(tmp_path):
+    (tmp_path / "bad.json").write_text(json.dumps({"schedule": {"cycles": 0}}))
+    line = _one_error_line(run("train", "--domain", "fetch-programs", "--stage", "goal-policy", "--config", "bad.json"))
+    assert "schedule.cycles must be >= 1" in line
+    (tmp_path / "junk.json").write_text("{")
+    assert "junk.json: not a JSON config" in _one_error_line(
+        run("train", "--domain", "fetch-programs", "--stage", "goal-policy", "--config", "junk.json"))
+
+
+def test_behaviour_model_stage_from_a_policy_file(tmp_path):
+    (tmp_path / "tiny.json").write_text(json.dumps(TINY))
+    trained = run("train", "--domain", "fetch-programs", "--stage", "goal-policy", "--config", "tiny.json",
+                  "--out", "gp", "--max-epochs", "1", "--quiet")
+    assert trained.exit_code == 0, trained.output
+    (tmp_path / "bm.json").write_text(json.dumps({"hidden": [32, 32], "epochs": 3, "n_envs": 4}))
+    result = run("train", "--domain", "fetch-programs", "--stage", "behaviour-model", "--policy", "gp/policy.npz",
+                 "--config", "bm.json", "--episodes", "8", "--out", "bm", "--quiet", "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output[result.output.index("{"):])
+    assert summary["episodes"] == 8 and summary["config"]["hidden"] == [32, 32]
+    assert (tmp_path / "bm" / "behaviour_model.pt").is_file()
+    assert summary["families"] and set(summary["families"]) <= {"Stack", "Move_To_Zone"}
+    assert all(0.0 <= v <= 1.0 for v in summary["families"].values())
+    (tmp_path / "bad.json").write_text(json.dumps({"layers": 3}))
+    line = _one_error_line(run("train", "--domain", "fetch-programs", "--stage", "behaviour-model",
+                               "--policy", "gp/policy.npz", "--config", "bad.json"))
+    assert "bad.json" in line and "layers" in line
+
+
+def test_meta_controller_stage_and_non_atomic_eval_contract(tmp_path):
+    trained = run("train", "--domain", "fetch-programs", "--stage", "meta-controller", "--iterations", "1",
+                  "--out", "mc", "--quiet", "--json")
+    assert trained.exit_code == 0, trained.output
+    summary = json.loads(trained.output[trained.output.index("{"):])
+    assert summary["iterations"] == 1 and summary["model"] == "exact"
+    evaluated = run("eval", "--domain", "fetch-programs", "--programs", "non-atomic", "--checkpoint", "mc",
+                    "--mode", "plan", "--episodes", "1", "--out", "ev", "--json")
+    assert evaluated.exit_code == 0, evaluated.output
+    result = json.loads(evaluated.output)
+    assert result["mode"] == "plan" and result["model"] == "exact"
+    assert set(result["programs"]) == {"Stack_All_To_Zone_ORANGE", "Stack_All_To_Zone_BLUE", "Move_All_To_Zone_ORANGE",
+                                       "Move_All_To_Zone_BLUE", "Stack_All_Blocks", "Clean_Table", "Clean_And_Stack"}
+    assert all(r["episodes"] == 1 and 0.0 <= r["success_rate"] <= 1.0 for r in result["programs"].values())
+    assert json.loads((tmp_path / "ev" / "non-atomic-plan-exact.json").read_text())["programs"] == result["programs"]
+    assert (tmp_path / "ev" / "non-atomic-plan-exact-trace.png").read_bytes()[:4] == b"\x89PNG"
+    missing = run("eval", "--domain", "fetch-programs", "--programs", "non-atomic", "--checkpoint", "mc/nothing.pt")
+    assert "nothing.pt" in _one_error_line(missing)
+    (tmp_path / "mc" / "meta_controller.pt").write_bytes(b"junk")
+    assert "mc" in _one_error_line(run("eval", "--domain", "fetch-programs", "--programs", "non-atomic",
+                                       "--checkpoint", "mc", "--episodes", "1"))
+    assert "--behaviour-model: only with --model-kind learned" in _one_error_line(run(
+        "train", "--domain", "fetch-programs", "--stage", "meta-controller", "--behaviour-model", "ev/non-atomic-plan-exact.json"))
