@@ -37,7 +37,9 @@ def _one_error_line(result) -> str:
 
 
 @pytest.mark.parametrize("args, expected", [
-    (["train", "--domain", "fetch-programs"], "--stage is required"),
+    (["train", "--domain", "fetch-programs", "--k", "3"], "--k: not an option of --domain fetch-programs without --stage"),
+    (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--from-scratch"], "--from-scratch: only without"),
+    (["train", "--domain", "mario", "--from-scratch"], "--from-scratch: only with --domain fetch-programs"),
     (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--k", "3"], "--k: not an option"),
     (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--episodes", "3"], "--episodes: not an option"),
     (["train", "--domain", "fetch-programs", "--stage", "behaviour-model", "--workers", "2"], "--workers: not an option"),

@@ -188,6 +188,19 @@ def test_resume_restores_the_run(trained):
     assert again.status == "solved"
 
 
+def test_inference_only_export_evaluates_alike_and_cannot_resume(trained, tmp_path):
+    from asg.learning.npi.pipeline import CHECKPOINT, export_network
+
+    out, _ = trained
+    slim = export_network(out / CHECKPOINT, tmp_path / "slim" / CHECKPOINT)
+    assert slim.stat().st_size < (out / CHECKPOINT).stat().st_size
+    full = evaluate_programs(out, mode="plan", world="model", episodes=3, programs=[LEVEL1])
+    small = evaluate_programs(slim, mode="plan", world="model", episodes=3, programs=[LEVEL1])
+    assert small.programs == full.programs
+    with pytest.raises(CheckpointError, match="inference-only"):
+        train_meta_controller(slim.parent, resume=True)
+
+
 # -- inference and the pipeline ---------------------------------------------------------------
 def test_inference_modes_in_the_model(trained):
     out, _ = trained

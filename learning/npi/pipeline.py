@@ -80,6 +80,17 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     return payload
 
 
+def export_network(checkpoint: str | Path, out: str | Path) -> Path:
+    """A small inference-only copy of a checkpoint (network weights and config, no optimiser,
+    buffers or loop state): what asg ships. It evaluates like the original but cannot resume."""
+    payload = read_checkpoint(checkpoint)
+    slim = {**payload, "trainer": {"net": payload["trainer"]["net"]}, "inference_only": True}
+    buf = io.BytesIO()
+    torch.save(slim, buf)
+    atomic_write(Path(out), buf.getvalue())
+    return Path(out)
+
+
 def load_network(path: str | Path, model: EnvironmentModel) -> tuple[AlphaNPINet, NPIConfig]:
     """The trained network and its config; the checkpoint must match the model's programs."""
     payload = read_checkpoint(path)
@@ -129,6 +140,8 @@ def train_meta_controller(out_dir: str | Path, *, config: NPIConfig | None = Non
     ckpt = out / CHECKPOINT
     if resume:
         payload = read_checkpoint(ckpt)
+        if payload.get("inference_only"):
+            raise CheckpointError(f"{ckpt}: an inference-only export (no trainer state); it cannot be resumed")
         config, seed, model = from_dict(payload["config"], str(ckpt)), payload["seed"], payload["model"]
     elif ckpt.exists():
         raise ConfigError(f"{out}: already holds a meta-controller; resume it or choose another folder")
