@@ -142,7 +142,7 @@ def _pipeline(params: dict[str, Any]) -> dict[str, Any]:
                                             "resume": d if (d / "meta_controller.pt").is_file() else None}))
     for name, info in summary["stages"].items():
         click.echo(f"{name:<16} {'trained' if info['trained'] else 'using'} {info['source']}", err=True)
-    click.echo(f"next: asg eval --domain {DOMAIN} --programs non-atomic --model learned", err=True)
+    click.echo(f"next: asg eval --domain {DOMAIN} --programs non-atomic --mode replan", err=True)
     return summary
 
 

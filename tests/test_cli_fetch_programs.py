@@ -144,3 +144,20 @@ def test_meta_controller_stage_and_non_atomic_eval_contract(tmp_path):
                                        "--checkpoint", "mc", "--episodes", "1"))
     assert "--behaviour-model: only with --model-kind learned" in _one_error_line(run(
         "train", "--domain", "fetch-programs", "--stage", "meta-controller", "--behaviour-model", "ev/non-atomic-plan-exact.json"))
+
+
+def test_pipeline_reuses_the_shipped_stages(tmp_path):
+    from asg.cli.fetch_programs_cmds import SHIPPED_BEHAVIOUR_MODEL, SHIPPED_META_CONTROLLER, SHIPPED_POLICY, shipped
+    from asg.planning.errors import AsgError
+
+    try:
+        files = [shipped(name) for name in (SHIPPED_POLICY, SHIPPED_BEHAVIOUR_MODEL, SHIPPED_META_CONTROLLER)]
+    except AsgError as err:
+        pytest.skip(f"no shipped fetch-programs stages in this checkout: {err}")
+    result = run("train", "--domain", "fetch-programs", "--out", "pipe", "--quiet", "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output[result.output.index("{"):])
+    sources = {name: stage["source"] for name, stage in summary["stages"].items()}
+    assert sources == dict(zip(("goal-policy", "behaviour-model", "meta-controller"), map(str, files)))
+    assert not any(s["trained"] for s in summary["stages"].values())
+    assert not (tmp_path / "pipe").exists()  # nothing trained, nothing written
