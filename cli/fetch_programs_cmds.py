@@ -23,7 +23,6 @@ from asg.planning.errors import AsgError
 
 DOMAIN = "fetch-programs"
 STAGES = ("goal-policy", "behaviour-model", "meta-controller")
-EVAL_SUITES = ("atomic", "multistep", "non-atomic")
 PRETRAINED = Path(__file__).resolve().parent.parent / "learning" / "pretrained"
 SHIPPED_POLICY = "fetch_goal_policy.npz"
 SHIPPED_BEHAVIOUR_MODEL = "fetch_behaviour_model.pt"
@@ -122,9 +121,10 @@ def _pipeline(params: dict[str, Any]) -> dict[str, Any]:
         if done:
             summary["stages"][name] = {"source": str(folder), "trained": False}
             return folder
-        if not scratch and _shipped_or_none(shipped_name) is not None:
-            summary["stages"][name] = {"source": str(shipped(shipped_name)), "trained": False}
-            return shipped(shipped_name)
+        ready = None if scratch else _shipped_or_none(shipped_name)
+        if ready is not None:
+            summary["stages"][name] = {"source": str(ready), "trained": False}
+            return ready
         click.echo(f"[{name}] training into {folder}", err=True)
         summary["stages"][name] = {"source": str(folder), "trained": True, "result": train(folder)}
         return folder
@@ -165,32 +165,23 @@ def _shipped_or_none(name: str) -> Path | None:
 def _override(config: Any, path: Path) -> Any:
     """The preset with the nested fields of a JSON file (shaped like the run's config.json) on top."""
     from asg.cli.train_cmds import _load_json_file
+    from asg.learning.config import deep_merge
     from asg.learning.ddpg.config import from_dict, to_dict
 
     data = _load_json_file(path)
     data = data.get("config", data)  # a whole saved config.json works too
-    merged = to_dict(config)
-    for section, fields in data.items():
-        if isinstance(fields, dict) and isinstance(merged.get(section), dict):
-            merged[section].update(fields)
-        else:
-            merged[section] = fields
-    return from_dict(merged, str(path))
+    return from_dict(deep_merge(to_dict(config), data, str(path)), str(path))
 
 
 def _override_behaviour(config: Any, path: Path) -> Any:
-    from dataclasses import replace
+    from dataclasses import asdict
 
     from asg.cli.train_cmds import _load_json_file
-    from asg.learning.errors import ConfigError
+    from asg.learning.config import deep_merge
+    from asg.learning.ddpg import BehaviourConfig
 
-    data = _load_json_file(path)
-    if "hidden" in data:
-        data["hidden"] = tuple(data["hidden"])
-    try:
-        return replace(config, **data)
-    except TypeError as err:
-        raise ConfigError(f"{path}: {err}") from None
+    merged = deep_merge(asdict(config), _load_json_file(path), str(path))
+    return BehaviourConfig(**{**merged, "hidden": tuple(merged["hidden"])})
 
 
 def _train_behaviour_model(params: dict[str, Any]) -> dict[str, Any]:

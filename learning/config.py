@@ -286,18 +286,22 @@ def config_from_dict(data: dict[str, Any], where: str = "config") -> TrainConfig
         raise ConfigError(f"{where}: {err}") from None
 
 
+def deep_merge(base: dict[str, Any], extra: Any, where: str = "config") -> dict[str, Any]:
+    """``base`` (a config as a dict) with the fields of the partial dict ``extra`` on top, nested
+    objects merged key by key; a key ``base`` lacks is a ``ConfigError`` naming ``where``."""
+    if not isinstance(extra, dict):
+        raise ConfigError(f"{where}: expected an object")
+    out = dict(base)
+    for key, value in extra.items():
+        if key not in base:
+            raise ConfigError(f"{where}: unknown field {key!r}")
+        out[key] = deep_merge(base[key], value, f"{where}.{key}") if isinstance(base[key], dict) else value
+    return out
+
+
 def merge_overrides(cfg: TrainConfig, overrides: dict[str, Any], where: str = "config") -> TrainConfig:
     """Apply a partial dict (nested like ``config_to_dict``) onto ``cfg``."""
-    def deep(base: dict[str, Any], extra: Any, path: str) -> dict[str, Any]:
-        if not isinstance(extra, dict):
-            raise ConfigError(f"{path}: expected an object")
-        out = dict(base)
-        for key, value in extra.items():
-            if key not in base:
-                raise ConfigError(f"{path}: unknown field {key!r}")
-            out[key] = deep(base[key], value, f"{path}.{key}") if isinstance(base[key], dict) else value
-        return out
-    return config_from_dict(deep(config_to_dict(cfg), overrides, where), where)
+    return config_from_dict(deep_merge(config_to_dict(cfg), overrides, where), where)
 
 
 def small_preset(cfg: TrainConfig, total_steps: int = 20_000) -> TrainConfig:
