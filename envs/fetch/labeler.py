@@ -78,16 +78,24 @@ def slot_occupancy(positions: np.ndarray, zone: str, exclude: int | None = None)
     return ((dist < SLOT_CLEARANCE) & resting[None, :]).any(axis=1)
 
 
+def block_relations(positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``on`` (N, a, b), ``on-table`` (N, 4) and ``in-zone`` (N, 4, zones) of N states' block
+    positions (N, 12), vectorised over states (what ψ of a whole batch needs)."""
+    p = np.asarray(positions, dtype=float).reshape(-1, N_BLOCKS, 3)
+    ideal = p[:, None, :, :] + np.array([0.0, 0.0, BLOCK_SIZE])        # (N, 1, b, 3): spot on b
+    offset = p[:, :, None, :] - ideal                                 # (N, a, b, 3)
+    on = (np.linalg.norm(offset, axis=-1) <= EPSILON) & (np.abs(offset[..., 2]) < BLOCK_HALF)
+    on[:, np.arange(N_BLOCKS), np.arange(N_BLOCKS)] = False
+    on_table = np.abs(p[..., 2] - REST_Z) < BLOCK_HALF
+    in_zone = np.stack([ZONES[z].contains_xy(p[..., :2]) & on_table for z in ZONE_NAMES], axis=-1)
+    return on, on_table, in_zone
+
+
 def label_positions(positions: np.ndarray, grip: np.ndarray | None = None,
                     fingers: np.ndarray | None = None) -> Labels:
     """Relations of four block positions (4, 3); gripper position and finger joints optional."""
     p = np.asarray(positions, dtype=float).reshape(N_BLOCKS, 3)
-    ideal = p[None, :, :] + np.array([0.0, 0.0, BLOCK_SIZE])           # (1, b, 3): spot on b
-    offset = p[:, None, :] - ideal                                    # (a, b, 3)
-    on = (np.linalg.norm(offset, axis=-1) <= EPSILON) & (np.abs(offset[..., 2]) < BLOCK_HALF)
-    np.fill_diagonal(on, False)
-    on_table = np.abs(p[:, 2] - REST_Z) < BLOCK_HALF
-    in_zone = np.stack([ZONES[z].contains_xy(p[:, :2]) & on_table for z in ZONE_NAMES], axis=1)
+    on, on_table, in_zone = (r[0] for r in block_relations(p))
     zone_full = np.array([slot_occupancy(p, z).all() for z in ZONE_NAMES])
     dxy = np.abs(p[:, None, :2] - p[None, :, :2]).max(axis=-1)        # Chebyshev (a, b)
     above = (dxy < BLOCK_SIZE) & (p[:, None, 2] > p[None, :, 2] + BLOCK_HALF)

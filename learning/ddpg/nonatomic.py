@@ -38,7 +38,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from asg.envs.fetch.env import INITIAL_STATES, T_ATOMIC
-from asg.envs.fetch.layout import BLOCK_HALF, BLOCK_NAMES, BLOCK_SIZE, EPSILON, N_BLOCKS, REST_Z, ZONE_NAMES, ZONES
+from asg.envs.fetch.labeler import block_relations
+from asg.envs.fetch.layout import BLOCK_NAMES, N_BLOCKS, ZONE_NAMES
 from asg.learning.ddpg.config import GoalPolicyConfig, nonatomic_baseline
 from asg.learning.ddpg.rollout import EpisodeSpec, FetchBatch, PolicySnapshot, RolloutWorker
 from asg.learning.errors import CheckpointError, ConfigError
@@ -83,15 +84,7 @@ def goal_kind(kind: str) -> str:
 
 
 # -- ψ on block positions, batched -------------------------------------------------------------
-def relations(positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The labeler's on (N, 4, 4), on-table (N, 4) and in-zone (N, 4, 2) for positions (N, 12)."""
-    p = np.asarray(positions, dtype=float).reshape(-1, N_BLOCKS, 3)
-    offset = p[:, :, None, :] - (p[:, None, :, :] + np.array([0.0, 0.0, BLOCK_SIZE]))  # (N, a, b, 3)
-    on = (np.linalg.norm(offset, axis=-1) <= EPSILON) & (np.abs(offset[..., 2]) < BLOCK_HALF)
-    on[:, np.arange(N_BLOCKS), np.arange(N_BLOCKS)] = False
-    on_table = np.abs(p[..., 2] - REST_Z) < BLOCK_HALF
-    in_zone = np.stack([ZONES[z].contains_xy(p[..., :2]) & on_table for z in ZONE_NAMES], axis=-1)
-    return on, on_table, in_zone
+relations = block_relations  # the labeler's geometry, batched over states (kept under this name)
 
 
 @lru_cache(maxsize=1)
