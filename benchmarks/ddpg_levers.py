@@ -5,11 +5,12 @@ epochs of 10 cycles x 4 episodes + 40 updates, seed 0), then its greedy policy i
 ``--eval-episodes`` held-out episodes per program. Variants switch one lever off at a time:
 
 - ``fast``: the preset (200 scripted demos: BC + Q-filter, demo rows in every batch, demo resets,
-  BC pre-training; "future" HER; gamma 0.98);
-- ``no-demos``: no demonstrations at all (what the paper trained with);
-- ``no-pretrain``: demos, but no BC pre-training of the actor;
-- ``no-demo-resets``: demos, but every episode starts from a reset;
-- ``her-final``: the paper's "final" HER strategy instead of "future".
+  BC pre-training; DAgger labels from the queryable expert; "future" HER; gamma 0.98);
+- ``no-dagger``: the preset without DAgger labels (demonstrations only);
+- ``no-demos``: DAgger labels, but no scripted demonstration;
+- ``no-demos-no-dagger``: neither (what the paper trained with);
+- ``no-pretrain``, ``no-demo-resets``, ``her-final``: ``no-dagger`` without BC pre-training of
+  the actor, with every episode starting from a reset, or with the paper's "final" HER strategy.
 
     python benchmarks/ddpg_levers.py --epochs 10 --json benchmarks/results/ddpg_levers.json
 
@@ -39,12 +40,15 @@ def variants(epochs: int) -> dict[str, C.GoalPolicyConfig]:
     fast = C.fast()
     base = replace(fast, schedule=replace(fast.schedule, epochs_phase1=epochs - epochs // 5, epochs_phase2=epochs // 5,
                                           cycles=10, threads=1, eval_episodes=10, programs=PROGRAMS))
+    no_dagger = replace(base, demos=replace(base.demos, dagger=False))
     return {
         "fast": base,
+        "no-dagger": no_dagger,
         "no-demos": replace(base, demos=replace(base.demos, episodes=0)),
-        "no-pretrain": replace(base, demos=replace(base.demos, pretrain_steps=0)),
-        "no-demo-resets": replace(base, demos=replace(base.demos, reset_prob=0.0)),
-        "her-final": replace(base, replay=replace(base.replay, strategy="final")),
+        "no-demos-no-dagger": replace(no_dagger, demos=replace(no_dagger.demos, episodes=0)),
+        "no-pretrain": replace(no_dagger, demos=replace(no_dagger.demos, pretrain_steps=0)),
+        "no-demo-resets": replace(no_dagger, demos=replace(no_dagger.demos, reset_prob=0.0)),
+        "her-final": replace(no_dagger, replay=replace(no_dagger.replay, strategy="final")),
     }
 
 

@@ -229,6 +229,25 @@ def test_checkpoint_save_load_resume_continues_exactly(tmp_path):
     assert train_goal_policy(longer, "ignored", resume=tmp_path / "split", progress_bar=False)["epochs"] == 3
 
 
+def test_dagger_labels_the_visited_states_and_resumes_exactly(tmp_path):
+    cfg = tiny_fetch(epochs1=1, epochs2=1)
+    cfg = replace(cfg, demos=replace(cfg.demos, dagger=True, dagger_batch=16))
+    train_goal_policy(cfg, tmp_path / "whole", seed=4, progress_bar=False)
+    rows = read_metrics(tmp_path / "whole" / "metrics.csv")
+    assert all(float(r["dagger_loss"]) > 0 for r in rows)
+    train_goal_policy(cfg, tmp_path / "split", seed=4, progress_bar=False, max_epochs=1)
+    train_goal_policy(None, "ignored", resume=tmp_path / "split", progress_bar=False)
+    assert metrics_without_time(tmp_path / "whole") == metrics_without_time(tmp_path / "split")
+    trainer = GoalPolicyTrainer(cfg, seed=0)
+    try:
+        trainer.cycle(0)
+        assert len(trainer.labels) == 2 * 50  # two program episodes of T = 50, every state labelled
+    finally:
+        trainer.close()
+    no_demos = replace(cfg, demos=replace(cfg.demos, episodes=0))
+    assert train_goal_policy(no_demos, tmp_path / "dagger-only", seed=4, progress_bar=False)["finished"]
+
+
 def test_checkpoint_errors_are_clear(tmp_path):
     cfg = reach_config(epochs=1)
     run = tmp_path / "run"

@@ -8,9 +8,10 @@ the demonstration levers. Fields marked "ours" have no published value.
 
 Two presets (:data:`PRESETS`): ``paper`` is the paper's configuration (no demonstrations, the
 "final" HER strategy of Section 4.1, Table 5's schedule: 250 epochs of 40 cycles); ``fast`` is
-what fits about two hours on two cores: demonstrations from the scripted controller (BC loss
-with a Q-filter, demo transitions in their own buffer, resets to demo states), the "future"
-strategy, program goals from the start and two physics threads.
+what fits in about an hour on two cores: demonstrations from the scripted controller (BC loss
+with a Q-filter, demo transitions in their own buffer, resets to demo states), DAgger labels
+from the queryable expert on every visited state, the "future" strategy, program goals from the
+start, 100 epochs and two physics threads.
 """
 from __future__ import annotations
 
@@ -87,8 +88,10 @@ class ExploreConfig:
 
 @dataclass(frozen=True)
 class DemoConfig:
-    """Demonstrations from the scripted controller (Nair); ``episodes = 0`` turns them (and every
-    other field here) off."""
+    """Demonstrations from the scripted controller (Nair) and DAgger labels from the queryable expert.
+
+    ``episodes = 0`` turns the demonstrations (and the fields up to ``pretrain_steps``) off;
+    ``dagger`` works with or without them."""
 
     episodes: int = 0  # successful demo episodes kept (the paper uses none; Nair: 100)
     bc_weight: float = 1.0  # λ2, weight of the mean behaviour-cloning term of the actor loss (Nair: ≈ 1)
@@ -100,6 +103,11 @@ class DemoConfig:
     reset_prob: float = 0.0  # probability an episode starts at a state along a demo (Nair)
     reset_anneal: bool = True  # reset_prob decays linearly to 0 over phase 1 (ours)
     pretrain_steps: int = 0  # behaviour-cloning steps of the actor on the demos before RL starts (ours)
+    dagger: bool = False  # label the learner's visited states with the queryable expert and clone them
+    #   (DAgger, Ross et al. 2011; ``dagger.py``; ours)
+    dagger_size: int = 250_000  # labelled states kept (ring buffer; ours)
+    dagger_batch: int = 128  # labelled states in every update (ours)
+    dagger_weight: float = 1.0  # weight of their behaviour-cloning term, no Q-filter (ours)
 
     def __post_init__(self) -> None:
         _check(self.episodes >= 0, "demos.episodes must be >= 0")
@@ -107,6 +115,8 @@ class DemoConfig:
         _check(self.batch_size >= 1, "demos.batch_size must be >= 1")
         _check(0.0 <= self.reset_prob <= 1.0, "demos.reset_prob must be in [0, 1]")
         _check(self.pretrain_steps >= 0, "demos.pretrain_steps must be >= 0")
+        _check(self.dagger_size >= 1 and self.dagger_batch >= 1 and self.dagger_weight >= 0,
+               "demos.dagger_size and demos.dagger_batch must be >= 1, demos.dagger_weight >= 0")
 
     @property
     def enabled(self) -> bool:
@@ -176,14 +186,14 @@ def paper() -> GoalPolicyConfig:
 
 
 def fast() -> GoalPolicyConfig:
-    """About two hours on two cores: demonstrations, "future" HER, program goals (see module doc)."""
+    """About an hour on two cores: demonstrations, DAgger, "future" HER, program goals (see module doc)."""
     return GoalPolicyConfig(
         preset="fast",
         agent=AgentConfig(gamma=0.98),  # 1 − 1/T as in baselines: shorter credit horizon for T = 50
         replay=ReplayConfig(strategy="future"),
         demos=DemoConfig(episodes=200, bc_weight=1.0, q_weight=0.001, batch_size=64, reset_prob=0.2,
-                         pretrain_steps=2000),
-        schedule=ScheduleConfig(epochs_phase1=70, epochs_phase2=110, episodes_per_cycle=4,
+                         pretrain_steps=2000, dagger=True),
+        schedule=ScheduleConfig(epochs_phase1=40, epochs_phase2=60, episodes_per_cycle=4,
                                 phase1_goals="programs", threads=2),
     )
 

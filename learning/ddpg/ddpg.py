@@ -62,10 +62,13 @@ class DDPGAgent:
 
     # -- the update --------------------------------------------------------------------------
     def update(self, batch: Transitions, demo: Transitions | None = None, bc_weight: float = 0.0,
-               q_filter: bool = True, q_weight: float = 1.0) -> dict[str, float]:
+               q_filter: bool = True, q_weight: float = 1.0,
+               expert: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+               expert_weight: float = 0.0) -> dict[str, float]:
         """One critic and one actor step on ``batch`` (plus ``demo`` rows); the losses.
 
-        Actor loss = q_weight · (−mean Q + action_l2 · mean π²) + bc_weight · BC (demo rows only).
+        Actor loss = q_weight · (−mean Q + action_l2 · mean π²) + bc_weight · BC (demo rows only)
+        + expert_weight · mean ||π(o, g) − u||² over ``expert`` = (o, g, u) rows (DAgger labels).
         """
         cfg = self.config
         n_demo = 0 if demo is None else len(demo)
@@ -94,12 +97,18 @@ class DDPGAgent:
             q_pol = q_pi[-n_demo:].detach() if q_filter else None
             bc, kept = bc_loss(pi[-n_demo:], u[-n_demo:], q_pol, q_demo)
             actor_loss = actor_loss + bc_weight * bc
+        dagger = torch.zeros(())
+        if expert is not None and expert_weight > 0:
+            o_e, g_e = self._inputs(expert[0], expert[1])
+            dagger, _ = bc_loss(self.actor(o_e, g_e), torch.from_numpy(expert[2]))
+            actor_loss = actor_loss + expert_weight * dagger
         self.actor_opt.zero_grad(set_to_none=True)
         actor_loss.backward()
         self.actor_opt.step()
         self.updates += 1
         return {"critic_loss": float(critic_loss.detach()), "actor_loss": float(actor_loss.detach()),
-                "q_mean": float(q.detach().mean()), "bc_loss": float(bc.detach()), "q_filter_kept": kept}
+                "q_mean": float(q.detach().mean()), "bc_loss": float(bc.detach()), "q_filter_kept": kept,
+                "dagger_loss": float(dagger.detach())}
 
     def bc_step(self, demo: Transitions) -> float:
         """One actor step of plain behaviour cloning on demo transitions (pre-training); the loss."""

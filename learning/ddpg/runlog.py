@@ -64,7 +64,7 @@ def plot_curves(path: Path, rows: Sequence[dict[str, Any]], phase1_epochs: int |
     ax1.set_xlabel("environment steps")
     ax1.set_ylabel("success rate")
     ax1.legend(fontsize=8)
-    for key in ("critic_loss", "q_mean", "bc_loss"):
+    for key in ("critic_loss", "q_mean", "bc_loss", "dagger_loss"):
         xs, ys = _series(rows, "env_steps", key)
         if xs:
             ax2.plot(xs, ys, label=key)

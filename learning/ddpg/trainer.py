@@ -35,6 +35,7 @@ import numpy as np
 
 from asg.learning.ddpg import config as cfgmod
 from asg.learning.ddpg.config import GoalPolicyConfig
+from asg.learning.ddpg.dagger import ExpertLabels, label_episodes
 from asg.learning.ddpg.ddpg import DDPGAgent
 from asg.learning.ddpg.demos import DemoSet, demo_start, generate_demos
 from asg.learning.ddpg.distributed import make_collector
@@ -74,8 +75,9 @@ class GoalPolicyTrainer:
         self.task = task if task is not None else FetchTask(horizon=sch.horizon)
         if self.task.horizon != sch.horizon:
             raise ConfigError(f"schedule.horizon {sch.horizon} differs from the task's horizon {self.task.horizon}")
-        if config.demos.enabled and not isinstance(self.task, FetchTask):
-            raise ConfigError("demonstrations come from the Fetch scripted controller; use demos.episodes = 0")
+        if (config.demos.enabled or config.demos.dagger) and not isinstance(self.task, FetchTask):
+            raise ConfigError("demonstrations and DAgger labels come from the Fetch scripted controller; "
+                              "use demos.episodes = 0 and demos.dagger = false")
         if not self.task.programs and sch.phase1_goals != "uniform":
             raise ConfigError("this task has no programs: schedule.phase1_goals must be 'uniform'")
         self.programs = self._programs(sch.programs)
@@ -89,6 +91,9 @@ class GoalPolicyTrainer:
         self.states = StateBuffer(config.replay.state_buffer_size)
         self.demos: DemoSet | None = None
         self.demo_buffer: EpisodeBuffer | None = None
+        d = config.demos
+        self.labels = (ExpertLabels(d.dagger_size, self.task.obs_dim, self.task.goal_dim, self.task.act_dim)
+                       if d.dagger else None)
         self.progress = Progress()
         self.workers = max(1, workers)
         self.collector = make_collector(self.task, sch.episodes_per_cycle, sch.threads, self.workers, ray_address)
@@ -174,6 +179,8 @@ class GoalPolicyTrainer:
         self.buffer.store(episodes.o, episodes.ag, episodes.g, episodes.u)
         for state, obs in zip(episodes.final_states, episodes.final_obs):
             self.states.add(state, obs)
+        if self.labels is not None:
+            self.labels.add(*label_episodes(episodes))
         n = len(episodes)
         batch = sample_transitions(episodes.o, episodes.ag, episodes.g, episodes.u, n, n * self.task.horizon,
                                    self.rng, self.task.compute_reward, rep.strategy, rep.replay_k)
@@ -195,8 +202,12 @@ class GoalPolicyTrainer:
             if self.demo_buffer is not None:
                 demo = self.demo_buffer.sample(d.batch_size, self.rng, self.task.compute_reward, rep.strategy,
                                                rep.replay_k if d.her else 0)
+            expert = None
+            if self.labels is not None and len(self.labels):
+                expert = self.labels.sample(d.dagger_batch, self.rng)
             q_weight = d.q_weight if demo is not None else 1.0
-            stats.append(self.agent.update(batch, demo, d.bc_weight, d.q_filter, q_weight))
+            stats.append(self.agent.update(batch, demo, d.bc_weight, d.q_filter, q_weight, expert,
+                                           d.dagger_weight))
         self.agent.update_targets()
         p = self.progress
         p.cycles += 1
@@ -251,6 +262,7 @@ class GoalPolicyTrainer:
         return {"version": CHECKPOINT_VERSION, "config": cfgmod.to_dict(self.config), "seed": self.seed,
                 "agent": self.agent.state_dict(), "buffer": self.buffer.state_dict(),
                 "states": self.states.state_dict(), "demos": self.demos,
+                "labels": None if self.labels is None else self.labels.state_dict(),
                 "rng": self.rng.bit_generator.state, "progress": asdict(self.progress)}
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
@@ -258,6 +270,8 @@ class GoalPolicyTrainer:
         self.buffer = EpisodeBuffer.from_state_dict(data["buffer"])
         self.states = StateBuffer.from_state_dict(data["states"])
         self.demos = data["demos"]
+        if data.get("labels") is not None:
+            self.labels = ExpertLabels.from_state_dict(data["labels"])
         if self.demos is not None:
             self.demo_buffer = EpisodeBuffer(len(self.demos), self.config.schedule.horizon, self.task.obs_dim,
                                              self.task.goal_dim, self.task.act_dim)
