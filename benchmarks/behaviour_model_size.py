@@ -52,8 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     for size in args.sizes.split(","):
         n = len(train) if size == "all" else min(int(size), len(train))
         start = time.perf_counter()
-        net, s_norm, d_norm, _ = fit_behaviour_model(train.subset(np.arange(n)), test, len(programs), config, args.seed)
-        result = agreement(LearnedBehaviourModel(net, s_norm, d_norm, programs), test)
+        net, s_norm, d_norm, _ = fit_behaviour_model(train.subset(np.arange(n)), test, len(programs), config, args.seed,
+                                                     programs=programs)
+        result = agreement(LearnedBehaviourModel(net, s_norm, d_norm, programs, config.anchor), test)
         row = {"train_episodes": n, "families": result["families"], "block_error_mean": result["block_error_mean"],
                "fit_seconds": round(time.perf_counter() - start, 1)}
         rows.append(row)

@@ -128,6 +128,37 @@ def test_agreement_compares_post_conditions_of_predicted_and_true_states():
     assert agreement(Oracle(), lazy)["families"] == {"Move_To_Zone": 0.0, "Stack": 0.0}
 
 
+def test_the_goal_anchor_starts_from_the_goal_setters_target(tmp_path):
+    """anchor="goal": the residual is taken from s0 with the blocks at Θ(s0, i); a policy that always
+    reaches its goal is fitted exactly, and the anchor survives save / load."""
+    from asg.envs.fetch.behaviour_model import ExactBehaviourModel
+    from asg.envs.fetch.goal_setter import atomic_programs, goal
+    from asg.envs.fetch.layout import REST_Z
+    from asg.learning.ddpg.behaviour_model import anchor_states
+
+    names = atomic_programs()
+    rng = np.random.default_rng(3)
+    s0 = np.zeros((60, 70))
+    spots = np.array([[1.22, 0.68, REST_Z], [1.40, 0.68, REST_Z], [1.22, 0.84, REST_Z], [1.40, 0.84, REST_Z]])
+    s0[:, :12] = (spots + rng.uniform(-0.02, 0.02, size=(60, 4, 3)) * [1, 1, 0]).reshape(60, 12)
+    s0[:, 12:15] = (1.34, 0.75, 0.6)
+    program = rng.integers(len(names), size=60)
+    anchored = anchor_states(s0, program, names, "goal")
+    assert np.allclose(anchored[:, :12], [goal(s, names[p]) for s, p in zip(s0, program)])
+    assert np.array_equal(anchored[:, 12:], s0[:, 12:]) and np.array_equal(anchor_states(s0, program, names, "start"), s0)
+    sT = np.stack([ExactBehaviourModel().predict(s, int(p))[0] for s, p in zip(s0, program)])
+    data = BehaviourDataset(s0, program, sT, np.zeros(60, bool))
+    cfg = BehaviourConfig(hidden=(16,), epochs=3, anchor="goal")
+    net, s_norm, d_norm, _ = fit_behaviour_model(data, data, len(names), cfg, programs=names)
+    model = LearnedBehaviourModel(net, s_norm, d_norm, names, anchor="goal")
+    assert agreement(model, data)["families"] == {"Move_To_Zone": 1.0, "Stack": 1.0}
+    again = LearnedBehaviourModel.load(model.save(tmp_path / "bm.pt"))
+    assert again.anchor == "goal"
+    np.testing.assert_allclose(again.predict_batch(s0[:5], program[:5]), model.predict_batch(s0[:5], program[:5]))
+    with pytest.raises(ConfigError):
+        BehaviourConfig(anchor="end")
+
+
 def test_errors():
     with pytest.raises(ConfigError):
         BehaviourConfig(held_out=1.0)
