@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from asg.envs.fetch.layout import FINGER_POS, FINGER_TOUCH, GRIP_POS, N_BLOCKS, block_positions
-from asg.envs.fetch.scripted import ScriptedConfig, _dist_xy, _segment_distance
+from asg.envs.fetch.scripted import ScriptedConfig, _dist_xy, open_command, travel_height, waypoint_action
 
 HELD_DISTANCE = 0.02  # the block centre within this of the grip site, fingers closed on it: held
 CLOSED_ON_BLOCK = FINGER_TOUCH + 0.002  # finger joints below this: closed (on a block or on nothing);
@@ -43,22 +43,17 @@ def expert_action(obs: np.ndarray, goal: np.ndarray, block: int = 0,
     held = closed and np.linalg.norm(here - grip) < HELD_DISTANCE
 
     def move(way: np.ndarray, finger: float) -> np.ndarray:
-        step = np.clip(c.gain * (way - grip) / 0.05, -1.0, 1.0)
-        return np.array([step[0], step[1], step[2], finger])
+        return waypoint_action(grip, way, finger, c)
 
     def open_fingers() -> float:
-        return float(np.clip(c.finger_open - obs[FINGER_POS].mean(), -1.0, 1.0))
-
-    def travel_height(start: np.ndarray, end: np.ndarray, floor: tuple) -> float:
-        near = [b[2] for k, b in enumerate(blocks) if k != block and _segment_distance(b, start, end) < c.corridor]
-        return max([*near, *floor]) + c.clearance
+        return open_command(obs, c)
 
     offset = grip - here  # where the grip sits relative to the block (kept while carrying)
     if held:
         xy, dz = _dist_xy(here, target), here[2] - target[2]
         if xy < RELEASE_XY and abs(dz) < RELEASE_Z:  # release
             return move(grip, open_fingers())
-        carry_z = travel_height(here, target, (target[2],))  # not the block's own height: it rises
+        carry_z = travel_height(blocks, block, here, target, (target[2],), c)  # not the block's own height: it rises
         placing = xy < c.coarse_tol or (xy < HYSTERESIS * c.coarse_tol and grip[2] < carry_z - c.coarse_tol)
         if placing:
             return move(target + offset, -1.0)
@@ -72,7 +67,7 @@ def expert_action(obs: np.ndarray, goal: np.ndarray, block: int = 0,
         return move(up, open_fingers() if not closed else 1.0)
     if np.linalg.norm(grip - here) < GRASP_DISTANCE:  # grasp
         return move(here, -1.0)
-    approach_z = travel_height(grip, here, (here[2],))
+    approach_z = travel_height(blocks, block, grip, here, (here[2],), c)
     aligned = _dist_xy(grip, here)
     descending = grip[2] < approach_z - c.coarse_tol
     if aligned < c.coarse_tol or (descending and aligned < HYSTERESIS * c.coarse_tol

@@ -71,10 +71,7 @@ class ScriptedController:
         self.phase = "lift" if holding else "rise"
 
     def _height(self, blocks: np.ndarray, start: np.ndarray, end: np.ndarray, floor: tuple) -> float:
-        """Travel height from ``start`` to ``end``: clear every block near that line (and ``floor``)."""
-        near = [b[2] for k, b in enumerate(blocks)
-                if k != self.block and _segment_distance(b, start, end) < self.config.corridor]
-        return max([*near, *floor]) + self.config.clearance
+        return travel_height(blocks, self.block, start, end, floor, self.config)
 
     def act(self, obs: np.ndarray) -> np.ndarray:
         """The action for the current observation (70-d, env block order)."""
@@ -128,16 +125,32 @@ class ScriptedController:
         return self.phase == "idle"
 
     def _move(self, grip: np.ndarray, way: np.ndarray, finger: float) -> np.ndarray:
-        step = np.clip(self.config.gain * (way - grip) / 0.05, -1.0, 1.0)
-        return np.array([step[0], step[1], step[2], finger])
+        return waypoint_action(grip, way, finger, self.config)
 
     def _open(self, obs: np.ndarray) -> float:
-        """Finger command that drives both fingers towards ``finger_open`` (a position target)."""
-        return float(np.clip(self.config.finger_open - obs[FINGER_POS].mean(), -1.0, 1.0))
+        return open_command(obs, self.config)
 
     @staticmethod
     def _closed(obs: np.ndarray) -> bool:
         return bool(np.all(np.asarray(obs)[FINGER_POS] < FINGER_TOUCH + 0.004))
+
+
+def waypoint_action(grip: np.ndarray, way: np.ndarray, finger: float, config: ScriptedConfig) -> np.ndarray:
+    """Action driving the grip site towards ``way`` (clipped proportional step) with ``finger``."""
+    step = np.clip(config.gain * (way - grip) / 0.05, -1.0, 1.0)
+    return np.array([step[0], step[1], step[2], finger])
+
+
+def open_command(obs: np.ndarray, config: ScriptedConfig) -> float:
+    """Finger command that drives both fingers towards ``finger_open`` (a position target)."""
+    return float(np.clip(config.finger_open - np.asarray(obs)[FINGER_POS].mean(), -1.0, 1.0))
+
+
+def travel_height(blocks: np.ndarray, moved: int, start: np.ndarray, end: np.ndarray, floor: tuple,
+                  config: ScriptedConfig) -> float:
+    """Travel height from ``start`` to ``end``: clear every block but ``moved`` near that line (and ``floor``)."""
+    near = [b[2] for k, b in enumerate(blocks) if k != moved and _segment_distance(b, start, end) < config.corridor]
+    return max([*near, *floor]) + config.clearance
 
 
 def _dist_xy(a: np.ndarray, b: np.ndarray) -> float:
