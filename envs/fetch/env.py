@@ -1,6 +1,7 @@
 """The Fetch 4-block, 2-zone goal environment of AlphaNPI-X (Section 3, Appendix C, D.1)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import gymnasium as gym
@@ -9,10 +10,12 @@ from gymnasium import spaces
 
 from asg.envs.fetch import goal_setter, labeler
 from asg.envs.fetch.goal_setter import goals_reached
-from asg.envs.fetch.initial_states import TABLE, TRAINING, InitialStateConfig, Layout, LayoutError, sample_layout
+from asg.envs.fetch.initial_states import (
+    TABLE, TRAINING, InitialStateConfig, Layout, LayoutError, clear_gripper, sample_layout,
+)
 from asg.envs.fetch.layout import EPSILON, GOAL_DIM, N_BLOCKS, OBS_DIM
 
-INITIAL_STATES = {"training": TRAINING, "table": TABLE}
+INITIAL_STATES = {"training": TRAINING, "table": TABLE, "chained": replace(TABLE, p_chained=1.0)}
 ARM_SETTLE_STEPS = 3    # env steps for the arm to reach a random start (about 4 mm left)
 BLOCK_SETTLE_STEPS = 2  # env steps for placed blocks and a grasp to come to rest
 MAX_RESAMPLES = 200
@@ -217,7 +220,7 @@ class FetchBlocksEnv(gym.Env):
             focus = goal_setter.acting_block(program) if program else int(self.np_random.integers(N_BLOCKS))
         for _ in range(MAX_RESAMPLES):
             try:
-                layout = sample_layout(self.np_random, self.config, self.sim.home_grip, focus)
+                layout = self._sample_layout(focus, program)
             except LayoutError:  # a crowded draw found no free spot: draw again
                 continue
             # φ is checked on the layout first: most rejections then cost no physics.
@@ -229,6 +232,18 @@ class FetchBlocksEnv(gym.Env):
                 return obs
         raise RuntimeError(f"no initial state satisfies the precondition of {program} "
                            f"after {MAX_RESAMPLES} draws")
+
+    def _sample_layout(self, focus: int, program: str | None) -> Layout:
+        """D.1's layout or, with probability ``p_chained``, a chained start (``initial_states.py``)."""
+        rng, config = self.np_random, self.config
+        if config.p_chained == 0.0 or rng.uniform() >= config.p_chained:
+            return sample_layout(rng, config, self.sim.home_grip, focus)
+        table = replace(config, p_in_gripper=0.0, p_under_gripper=0.0, p_stacked=0.0)
+        layout = sample_layout(rng, table, self.sim.home_grip, focus)
+        calls = (goal_setter.setting_calls(program, rng) if program is not None else
+                 goal_setter.random_calls(layout.blocks, int(rng.integers(1, config.max_chain + 1)), rng))
+        blocks = goal_setter.chain(layout.blocks, calls, rng, config.chain_jitter)
+        return Layout(clear_gripper(layout.gripper, blocks), blocks, None)
 
     def _sample_program(self, obs: np.ndarray) -> str:
         """A uniformly drawn atomic program applicable in ``obs``."""

@@ -13,11 +13,12 @@ program's post-condition ψ_i. φ_i and the symbolic ψ_i come from the compiled
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Sequence
 
 import numpy as np
 
 from asg.envs.fetch import labeler
-from asg.envs.fetch.layout import BLOCK_SIZE, EPSILON, GOAL_DIM, ZONES, block_index, block_positions
+from asg.envs.fetch.layout import BLOCK_SIZE, EPSILON, GOAL_DIM, N_BLOCKS, ZONES, block_index, block_positions
 from asg.planning.errors import AsgError
 from asg.planning.programs import Program, fetch_library
 
@@ -89,14 +90,72 @@ def post_holds(obs: np.ndarray, name: str | int) -> bool:
 
 def goal(obs: np.ndarray, name: str | int) -> np.ndarray:
     """Θ(s, i): the 12-d goal of atomic program ``name`` from state ``obs`` (70-d)."""
+    return goal_positions(block_positions(obs), name).reshape(GOAL_DIM)
+
+
+def goal_positions(positions: np.ndarray, name: str | int) -> np.ndarray:
+    """Θ on bare block positions (4, 3): where every block should be after ``name``, (4, 3)."""
     prog = program(name)
-    positions = block_positions(obs).copy()
+    positions = np.array(positions, dtype=float).reshape(-1, 3)
     moved = block_index(prog.arguments[0])
     if prog.family == "Stack":
         positions[moved] = positions[block_index(prog.arguments[1])] + np.array([0.0, 0.0, BLOCK_SIZE])
     else:
         positions[moved] = free_slot(positions, prog.arguments[1], moved)
-    return positions.reshape(GOAL_DIM)
+    return positions
+
+
+def chain(positions: np.ndarray, names: Sequence[str], rng: np.random.Generator,
+          jitter: float = 0.0) -> np.ndarray:
+    """Block positions (4, 3) after the programs ``names`` in turn, each applied with Θ where its φ holds.
+
+    Every placement lands up to ``jitter`` off in x and y, as a real one does. This is the exact
+    model rolled forward; the env builds chained start states from it (``initial_states.py``).
+    """
+    positions = np.array(positions, dtype=float).reshape(-1, 3)
+    for name in names:
+        if not applicable_to_positions(positions, name):
+            continue
+        positions = goal_positions(positions, name)
+        positions[acting_block(name), :2] += rng.uniform(-jitter, jitter, 2)
+    return positions
+
+
+def random_calls(positions: np.ndarray, steps: int, rng: np.random.Generator) -> tuple[str, ...]:
+    """``steps`` uniformly drawn programs, each applicable after the ones before it (exact model)."""
+    positions, calls = np.array(positions, dtype=float).reshape(-1, 3), []
+    for _ in range(steps):
+        names = [p for p in atomic_programs() if applicable_to_positions(positions, p)]
+        if not names:
+            break
+        calls.append(names[int(rng.integers(len(names)))])
+        positions = goal_positions(positions, calls[-1])
+    return tuple(calls)
+
+
+def setting_calls(name: str | int, rng: np.random.Generator) -> tuple[str, ...]:
+    """Calls that set up the situations ``name`` meets inside the non-atomic programs.
+
+    ``Stack_a_b``: b on top of a tower of 0-2 other blocks, its base in a zone half the time
+    (Stack_All_Blocks, Stack_All_To_Zone). ``Move_To_Zone_a_Z``: zone Z holding 0 or 1 other
+    block, and a on top of another block half the time (Clean_Table, Clean_And_Stack).
+    """
+    prog = program(name)
+    a = block_index(prog.arguments[0])
+    others = [int(b) for b in rng.permutation(N_BLOCKS) if b != a]
+    zones = sorted(ZONES)
+    if prog.family == "Stack":
+        b = block_index(prog.arguments[1])
+        under = [o for o in others if o != b][:int(rng.integers(3))]
+        tower = under + [b]
+        calls = [f"Move_To_Zone_{tower[0]}_{zones[int(rng.integers(2))].upper()}"] if rng.uniform() < 0.5 else []
+        calls += [f"Stack_{upper}_{lower}" for lower, upper in zip(tower, tower[1:])]
+        return tuple(calls)
+    zone = prog.arguments[1]
+    calls = [f"Move_To_Zone_{others[0]}_{zone.upper()}"] if rng.uniform() < 0.5 else []
+    if rng.uniform() < 0.5:
+        calls.append(f"Stack_{a}_{others[1]}")
+    return tuple(calls)
 
 
 def free_slot(positions: np.ndarray, zone: str, moved: int) -> np.ndarray:

@@ -10,6 +10,15 @@ place on the table, which is the evaluation distribution ``TABLE``.
 
 The gripper start is randomised too (the paper: "initial block positions on the table as well
 as gripper position are randomized"). Only numpy here; the env turns a layout into a state.
+
+*Chained starts* (ours, ``p_chained``): programs called one after another start where the last
+one left the world: a tower two or three high, a zone with a block already in it. D.1's
+distribution rarely shows these, and a policy trained on it fails there (a Stack onto a tower
+of three: 0.10). With probability ``p_chained`` the env draws a table layout and moves it with
+the exact model's Θ through the calls that set up the episode's program as the non-atomic
+programs do (``goal_setter.setting_calls``; 1..``max_chain`` random calls when the episode has
+no program), each placement off by up to ``chain_jitter`` in x and y as a real one is.
+Annealing leaves ``p_chained`` alone: the meta-controller chains programs at evaluation time too.
 """
 from __future__ import annotations
 
@@ -18,7 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from asg.envs.fetch.layout import (
-    BLOCK_REGION_CENTRE, BLOCK_REGION_HALF, BLOCK_SIZE, MIN_SEPARATION, N_BLOCKS, REST_Z,
+    BLOCK_HALF, BLOCK_REGION_CENTRE, BLOCK_REGION_HALF, BLOCK_SIZE, MIN_SEPARATION, N_BLOCKS, REST_Z,
 )
 
 GRIPPER_CLEARANCE = MIN_SEPARATION  # no other block starts this close (Chebyshev) to the gripper
@@ -43,18 +52,26 @@ class InitialStateConfig:
     """Half-width of the square (around the home position) the gripper starts in."""
     gripper_z: tuple[float, float] = (0.47, 0.60)
     """Range of the gripper's start height (the table top is at 0.4)."""
+    p_chained: float = 0.0
+    """A start is a table layout moved through 1..max_chain programs by Θ (ours; see module doc)."""
+    max_chain: int = 3
+    """Most random calls before a chained start of an episode without a program."""
+    chain_jitter: float = 0.01
+    """Half-width of the uniform x-y error of every placement in a chained start."""
 
     def __post_init__(self) -> None:
-        for name in ("p_in_gripper", "p_under_gripper", "p_stacked"):
+        for name in ("p_in_gripper", "p_under_gripper", "p_stacked", "p_chained"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be a probability, got {getattr(self, name)}")
         if self.p_in_gripper + self.p_under_gripper > 1.0:
             raise ValueError("p_in_gripper + p_under_gripper must not exceed 1")
         if self.gripper_range < 0 or self.gripper_z[0] > self.gripper_z[1]:
             raise ValueError("gripper_range must be >= 0 and gripper_z an increasing pair")
+        if self.max_chain < 1 or not 0.0 <= self.chain_jitter < BLOCK_HALF:
+            raise ValueError("max_chain must be >= 1 and chain_jitter in [0, BLOCK_HALF)")
 
     def annealed(self, progress: float) -> "InitialStateConfig":
-        """The distribution at training ``progress`` in [0, 1]: probabilities times (1 - progress)."""
+        """The distribution at training ``progress`` in [0, 1]: D.1's probabilities times (1 - progress)."""
         if not 0.0 <= progress <= 1.0:
             raise ValueError(f"progress must be in [0, 1], got {progress}")
         keep = 1.0 - progress
@@ -108,6 +125,15 @@ def sample_layout(rng: np.random.Generator, config: InitialStateConfig, home: np
             blocks[b] = _free_table_spot(rng, blocks, towers, gripper, avoid_gripper=True)
             towers.append([b])
     return Layout(gripper, blocks, held)
+
+
+def clear_gripper(gripper: np.ndarray, blocks: np.ndarray, margin: float = 0.05) -> np.ndarray:
+    """``gripper`` raised, if need be, to ``margin`` above the top of any block close under it."""
+    near = [b for b in blocks if _chebyshev(b, gripper) < GRIPPER_CLEARANCE]
+    if not near:
+        return gripper
+    top = max(float(b[2]) for b in near) + BLOCK_HALF + margin
+    return np.array([gripper[0], gripper[1], max(float(gripper[2]), top)])
 
 
 def _free_table_spot(rng: np.random.Generator, blocks: np.ndarray, towers: list[list[int]],

@@ -11,7 +11,8 @@ Two presets (:data:`PRESETS`): ``paper`` is the paper's configuration (no demons
 what fits in about an hour on two cores: demonstrations from the scripted controller (BC loss
 with a Q-filter, demo transitions in their own buffer, resets to demo states), DAgger labels
 from the queryable expert on every visited state, the "future" strategy, program goals from the
-start, 100 epochs and two physics threads.
+start, 30 % chained starts (a Stack onto a tower, a Move into a half-full zone: where the
+meta-controller calls the programs), 100 epochs and two physics threads.
 """
 from __future__ import annotations
 
@@ -138,6 +139,8 @@ class ScheduleConfig:
     p_program_goal: float = 0.5  # share of program goals when phase1_goals = "mixed" (ours)
     anneal_epochs: int | None = None  # epochs to anneal D.1's start distribution to all-on-table;
     #   None = the whole run ("by the end of training", D.1)
+    chained_starts: float = 0.0  # share of fresh starts set up as inside a non-atomic program: a Stack
+    #   onto a tower, a Move into a half-full zone (``initial_states.py``; ours, not annealed)
     programs: tuple[str, ...] = ()  # atomic programs to train and test on; () = all 20 (ours: debugging,
     #   smoke runs, curricula)
     eval_episodes: int = 10  # greedy test episodes per epoch on program goals (baselines: 10)
@@ -153,6 +156,7 @@ class ScheduleConfig:
             _check(getattr(self, name) >= 1, f"schedule.{name} must be >= 1")
         _check(self.batches >= 0 and self.eval_episodes >= 0, "schedule.batches and eval_episodes must be >= 0")
         _check(0.0 <= self.p_reset <= 1.0, "schedule.p_reset must be in [0, 1]")
+        _check(0.0 <= self.chained_starts <= 1.0, "schedule.chained_starts must be in [0, 1]")
         _check(self.phase1_goals in GOAL_MODES, f"schedule.phase1_goals must be one of {GOAL_MODES}")
         _check(0.0 <= self.p_program_goal <= 1.0, "schedule.p_program_goal must be in [0, 1]")
         _check(self.anneal_epochs is None or self.anneal_epochs >= 1, "schedule.anneal_epochs must be >= 1")
@@ -194,7 +198,7 @@ def fast() -> GoalPolicyConfig:
         demos=DemoConfig(episodes=200, bc_weight=1.0, q_weight=0.001, batch_size=64, reset_prob=0.2,
                          pretrain_steps=2000, dagger=True),
         schedule=ScheduleConfig(epochs_phase1=40, epochs_phase2=60, episodes_per_cycle=4,
-                                phase1_goals="programs", threads=2),
+                                phase1_goals="programs", chained_starts=0.3, threads=2),
     )
 
 

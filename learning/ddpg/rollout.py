@@ -198,7 +198,7 @@ class RolloutWorker:
 class FetchTask:
     """The Fetch 4-block world as a goal task (policy frame: the focus block first)."""
 
-    initial_state: str = "training"  # "training" (D.1) or "table" (evaluation)
+    initial_state: Any = "training"  # "training" (D.1), "table" (evaluation), "chained" or an InitialStateConfig
     horizon: int = 50
     obs_dim: int = 70
     goal_dim: int = 12
@@ -244,7 +244,7 @@ def uniform_goal(blocks: np.ndarray, focus: int, rng: np.random.Generator, tries
 class FetchBatch:
     """n :class:`FetchBlocksEnv` simulations stepped together (see the module docstring)."""
 
-    def __init__(self, n: int, initial_state: str = "training", horizon: int = 50, threads: int = 1) -> None:
+    def __init__(self, n: int, initial_state: Any = "training", horizon: int = 50, threads: int = 1) -> None:
         from asg.envs.fetch.env import FetchBlocksEnv
         from asg.envs.fetch.permutation import rotate_goal, rotate_observation
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import pickle
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -65,6 +65,13 @@ class Progress:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
 
+def training_starts(chained: float) -> Any:
+    """D.1's training distribution, with a share ``chained`` of chained starts."""
+    from asg.envs.fetch.initial_states import TRAINING
+
+    return "training" if chained == 0.0 else replace(TRAINING, p_chained=chained)
+
+
 class GoalPolicyTrainer:
     """Algorithms 1-2 over any :class:`GoalTask` (the Fetch world by default)."""
 
@@ -72,7 +79,7 @@ class GoalPolicyTrainer:
                  workers: int = 1, ray_address: str | None = None) -> None:
         sch = config.schedule
         self.config, self.seed = config, seed
-        self.task = task if task is not None else FetchTask(horizon=sch.horizon)
+        self.task = task if task is not None else FetchTask(training_starts(sch.chained_starts), sch.horizon)
         if self.task.horizon != sch.horizon:
             raise ConfigError(f"schedule.horizon {sch.horizon} differs from the task's horizon {self.task.horizon}")
         if (config.demos.enabled or config.demos.dagger) and not isinstance(self.task, FetchTask):
