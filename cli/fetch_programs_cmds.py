@@ -240,10 +240,13 @@ def eval_handler(params: dict[str, Any]) -> None:
     suite = params.get("programs") or "atomic"
     episodes = params.get("episodes") or 100
     as_json = params.get("as_json", False)
+    if params.get("starts") is not None and suite != "atomic":
+        raise AsgError("--starts: only with --programs atomic")
     if suite == "atomic":
         from asg.learning.ddpg import evaluate_atomic
 
-        result = evaluate_atomic(params.get("policy") or shipped(SHIPPED_POLICY), episodes, params.get("seed", 0))
+        result = evaluate_atomic(params.get("policy") or shipped(SHIPPED_POLICY), episodes, params.get("seed", 0),
+                                 starts=params.get("starts") or "table")
         rows = {n: r["success_rate"] for n, r in result["programs"].items()}
     elif suite == "multistep":
         from asg.learning.ddpg import evaluate_multistep

@@ -227,6 +227,9 @@ def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path |
               help="fetch-programs: which programs (default atomic).")
 @click.option("--policy", type=click.Path(path_type=Path, dir_okay=False, exists=True),
               help="fetch-programs: goal policy (default: the shipped one).")
+@click.option("--starts", type=click.Choice(["table", "chained"]),
+              help="fetch-programs atomic: start states, every block on the table (default) or set up "
+                   "as inside a non-atomic program.")
 @click.option("--mode", type=click.Choice(["network", "plan", "replan"]),
               help="fetch-programs non-atomic: inference mode (default replan).")
 @click.option("--checkpoint", type=click.Path(path_type=Path, exists=True),

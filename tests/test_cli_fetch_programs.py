@@ -52,6 +52,9 @@ def _one_error_line(result) -> str:
     (["eval", "--domain", "mario"], "give an ASGRL run directory"),
     (["eval", "somedir", "--domain", "fetch-programs"], "RUN_DIR: not used"),
     (["eval", "--mode", "plan"], "--mode: only with --domain fetch-programs"),
+    (["eval", "--domain", "fetch-programs", "--programs", "multistep", "--starts", "chained"],
+     "--starts: only with --programs atomic"),
+    (["eval", "--domain", "fetch-programs", "--starts", "towers"], "--starts"),
     (["eval"], "give a run directory"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, expected):
@@ -83,6 +86,10 @@ def test_goal_policy_stage_resume_and_atomic_eval_contract(tmp_path):
     programs = json.loads(evaluated.output)["programs"]
     assert len(programs) == 20 and set(programs["Stack_0_1"]) == {"success_rate", "episodes"}
     assert all(p["episodes"] == 2 and 0.0 <= p["success_rate"] <= 1.0 for p in programs.values())
+    chained = run("eval", "--domain", "fetch-programs", "--programs", "atomic", "--policy", out / "policy.npz",
+                  "--episodes", "1", "--starts", "chained", "--json")
+    assert chained.exit_code == 0, chained.output
+    assert json.loads(chained.output)["starts"] == "chained"
 
     (out / "checkpoint.pkl").write_bytes(b"\x80\x04garbage")
     corrupt = run("train", "--domain", "fetch-programs", "--stage", "goal-policy", "--resume", out, "--quiet")

@@ -1,0 +1,122 @@
+"""Chained starts: states set up as inside a non-atomic program, built with the exact model's Θ."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from asg.envs.fetch import goal_setter
+from asg.envs.fetch.env import INITIAL_STATES, FetchBlocksEnv
+from asg.envs.fetch.expert import expert_actions
+from asg.envs.fetch.initial_states import GRIPPER_CLEARANCE, TABLE, TRAINING, InitialStateConfig, sample_layout
+from asg.envs.fetch.layout import BLOCK_HALF, BLOCK_SIZE, GRIP_POS, REST_Z, ZONES, block_positions
+from asg.learning.ddpg.config import ScheduleConfig, fast, paper
+from asg.learning.ddpg.evaluate import evaluate_atomic
+from asg.learning.ddpg.normalizer import NormStats
+from asg.learning.ddpg.rollout import PolicySnapshot
+from asg.learning.ddpg.trainer import training_starts
+from asg.learning.errors import ConfigError
+
+HOME = np.array([1.34, 0.75, 0.53])
+
+
+def _table(seed: int) -> np.ndarray:
+    return sample_layout(np.random.default_rng(seed), TABLE, HOME).blocks
+
+
+def _levels(positions: np.ndarray, block: int) -> int:
+    """How many blocks lie under ``block`` (0 = on the table)."""
+    return int(round((positions[block, 2] - REST_Z) / BLOCK_SIZE))
+
+
+def test_stack_setting_puts_the_target_on_towers_of_every_height_and_keeps_phi():
+    heights, in_zone = set(), 0
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        calls = goal_setter.setting_calls("Stack_0_1", rng)
+        assert all(goal_setter.acting_block(c) != 0 for c in calls)  # the moved block stays put
+        after = goal_setter.chain(_table(seed), calls, rng, jitter=0.01)
+        assert goal_setter.applicable_to_positions(after, "Stack_0_1")
+        assert _levels(after, 0) == 0
+        heights.add(_levels(after, 1))
+        tower = after[np.max(np.abs(after[:, :2] - after[1, :2]), axis=1) < BLOCK_SIZE]
+        base = tower[np.argmin(tower[:, 2])]
+        in_zone += bool(any(zone.contains_xy(base[:2]) for zone in ZONES.values()))
+    assert heights == {0, 1, 2}  # the Stack lands on a tower of one, two or three
+    assert 0 < in_zone < 60
+
+
+def test_move_setting_half_fills_the_zone_or_raises_the_block():
+    crowded, raised = 0, 0
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        calls = goal_setter.setting_calls("Move_To_Zone_2_BLUE", rng)
+        after = goal_setter.chain(_table(seed), calls, rng)
+        assert goal_setter.applicable_to_positions(after, "Move_To_Zone_2_BLUE")
+        others = [b for b in range(4) if b != 2]
+        crowded += int(ZONES["blue"].contains_xy(after[others]).sum() == 1)
+        raised += _levels(after, 2) == 1
+    assert 10 < crowded < 50 and 10 < raised < 50
+
+
+def test_chain_applies_each_program_with_theta_and_skips_inapplicable_ones():
+    start = _table(0)
+    rng = np.random.default_rng(0)
+    after = goal_setter.chain(start, ["Stack_1_0", "Stack_0_2"], rng)  # b0 is covered: the 2nd is skipped
+    np.testing.assert_allclose(after[1], start[0] + [0, 0, BLOCK_SIZE])
+    np.testing.assert_allclose(after[[0, 2, 3]], start[[0, 2, 3]])
+    calls = goal_setter.random_calls(start, 3, np.random.default_rng(1))
+    assert len(calls) == 3
+    positions = start
+    for call in calls:
+        assert goal_setter.applicable_to_positions(positions, call)
+        positions = goal_setter.goal_positions(positions, call)
+
+
+def test_chained_env_starts_satisfy_phi_reach_four_high_goals_and_clear_the_gripper():
+    env = FetchBlocksEnv(initial_state="chained", max_steps=None)
+    four_high = 0
+    for seed in range(24):
+        program = "Stack_3_2" if seed % 2 else "Move_To_Zone_0_ORANGE"
+        obs, info = env.reset(seed=seed, options={"program": program})
+        assert info["applicable"], (program, seed)
+        o = obs["observation"]
+        blocks, grip = block_positions(o), o[GRIP_POS]
+        near = np.max(np.abs(blocks[:, :2] - grip[:2]), axis=1) < GRIPPER_CLEARANCE
+        assert np.all(blocks[near, 2] + BLOCK_HALF < grip[2])  # nothing starts inside the gripper
+        four_high += _levels(env.goal.reshape(4, 3), 3) == 3 if program.startswith("Stack") else 0
+    assert four_high >= 2
+
+
+def test_chained_share_is_a_config_field_kept_by_annealing():
+    config = replace(TRAINING, p_chained=0.3)
+    assert config.annealed(1.0).p_chained == 0.3 and config.annealed(1.0).p_stacked == 0.0
+    assert INITIAL_STATES["chained"].p_chained == 1.0
+    with pytest.raises(ValueError):
+        InitialStateConfig(p_chained=1.5)
+    with pytest.raises(ConfigError, match="chained_starts"):
+        ScheduleConfig(chained_starts=-0.1)
+    assert fast().schedule.chained_starts > 0 and paper().schedule.chained_starts == 0.0
+    assert training_starts(0.0) == "training" and training_starts(0.3).p_chained == 0.3
+
+
+class _ExpertPolicy(PolicySnapshot):
+    """The queryable expert behind the PolicySnapshot interface (identity normalisers)."""
+
+    def act_normalized(self, o_norm: np.ndarray, g_norm: np.ndarray) -> np.ndarray:
+        return expert_actions(o_norm, g_norm, 0)
+
+
+def _expert() -> _ExpertPolicy:
+    identity = lambda d: NormStats(np.zeros(d, np.float32), np.ones(d, np.float32), 1e6)  # noqa: E731
+    return _ExpertPolicy(((np.zeros((4, 82), np.float32), np.zeros(4, np.float32)),), identity(70), identity(12), 1e6)
+
+
+def test_the_expert_solves_chained_starts_so_they_are_fair_training_starts():
+    result = evaluate_atomic(_expert(), episodes=3, programs=["Stack_1_0", "Move_To_Zone_3_BLUE"],
+                             starts="chained")
+    assert result["starts"] == "chained"
+    assert result["mean_success"] == 1.0
+    with pytest.raises(ValueError, match="starts"):
+        evaluate_atomic(_expert(), episodes=1, starts="tower")
