@@ -46,7 +46,10 @@ def expert_action(obs: np.ndarray, goal: np.ndarray, block: int = 0,
         return waypoint_action(grip, way, finger, c)
 
     def open_fingers() -> float:
-        return open_command(obs, c)
+        # Closed fingers are opened with a full command: fingers move by the command (a position
+        # delta), so open_command's few millimetres would be a label too faint to clone next to
+        # the -1 of every grasping state, and the learner would never let go.
+        return 1.0 if closed else open_command(obs, c)
 
     offset = grip - here  # where the grip sits relative to the block (kept while carrying)
     if held:
@@ -63,8 +66,8 @@ def expert_action(obs: np.ndarray, goal: np.ndarray, block: int = 0,
     if np.linalg.norm(here - target) < AT_TARGET:  # done: retreat above the block, fingers open
         up = np.array([target[0], target[1], target[2] + c.retreat])
         if grip[2] >= up[2] - c.coarse_tol or _dist_xy(grip, here) > c.corridor:
-            return np.zeros(4)
-        return move(up, open_fingers() if not closed else 1.0)
+            return np.array([0.0, 0.0, 0.0, open_command(obs, c)])  # stay, fingers held open
+        return move(up, open_fingers())
     if np.linalg.norm(grip - here) < GRASP_DISTANCE:  # grasp
         return move(here, -1.0)
     approach_z = travel_height(blocks, block, grip, here, (here[2],), c)
