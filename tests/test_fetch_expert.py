@@ -37,6 +37,22 @@ def test_expert_executes_programs_closed_loop(program):
         assert final[FINGER_POS].mean() > 0.028 and final[GRIP_POS][2] > final[3 * block + 2] + 0.03
 
 
+def test_expert_lets_go_with_a_full_command_a_learner_can_clone():
+    """Fingers move by the command (a position delta): a release labelled with a few millimetres
+    is lost among the -1 labels of every grasping state, and a cloned policy never lets go."""
+    env = FetchBlocksEnv(initial_state="table", max_steps=None)
+    env.reset(seed=3, options={"program": "Stack_2_0"})
+    obs, release = env.observation()["observation"], None
+    for _ in range(50):
+        action = expert_action(obs, env.goal, 2)
+        was_closed = obs[FINGER_POS].mean() < 0.026
+        obs = env.step(action)[0]["observation"]
+        if was_closed and release is None and obs[FINGER_POS].mean() > 0.03:
+            release = action[3]
+    assert release == 1.0
+    assert obs[FINGER_POS].mean() > 0.028  # and the fingers stay open while it waits
+
+
 def test_expert_recovers_where_the_scripted_controller_cannot_start():
     """States off any scripted trajectory: a block already held over its zone, and a random first half."""
     env = FetchBlocksEnv(initial_state="table", max_steps=None)
