@@ -164,12 +164,32 @@ def test_recursion_runs_a_new_search_for_a_non_atomic_call(world):
 
 
 def test_a_failed_sub_call_is_worth_minus_one(world):
-    # One simulation per step never tries Stop before the call budget runs out.
-    ctx = context(world, sub_simulations=1)
+    # Set_AB needs two calls; a budget of one forces Stop with only one bit set.
+    ctx = context(world, sub_simulations=5, max_calls=1)
     root = new_root(SET_ALL, world.encode(on()), ctx, explore=False)
     child = expand(root, SET_AB, ctx, explore=False)
     assert child.terminal and child.terminal_value == -1.0
-    assert not child.call.success and len(child.call.steps) == 7  # 6 calls, then the forced Stop
+    assert not child.call.success and len(child.call.steps) == 2  # 1 call, then the forced Stop
+    assert child.call.steps[-1].action == STOP
+
+
+def test_a_program_whose_post_holds_can_only_stop(world):
+    legal = world.table.legal(SET_AB, on("a", "b"), 1, 6)
+    assert np.flatnonzero(legal).tolist() == [STOP]
+    assert world.table.legal(SET_AB, on("a"), 1, 6)[[SET_B, SET_C, UNSET_A, STOP]].all()
+    # Logits that favour undoing the work still stop at once: ψ holds, no call can earn more.
+    undo = np.zeros(9)
+    undo[3:6] = 10.0
+    ctx = context(world, evaluator=Uniform(logits=undo), simulations_exploit=5)
+    trace = execute(SET_AB, world.encode(on("a", "b", "c")), ctx, explore=False)
+    assert [s.action for s in trace.steps] == [STOP] and trace.success and trace.value == 1.0
+
+
+def test_a_non_atomic_program_whose_post_holds_is_not_called(world):
+    # Set_AB would return at once, the state unchanged: a call spent for nothing.
+    assert not world.table.legal(SET_ALL, on("a", "b"), 0, 6)[SET_AB]
+    assert world.table.legal(SET_ALL, on("a"), 0, 6)[SET_AB]
+    assert world.table.preconditions(on("a", "b"))[SET_AB]  # φ itself still holds
 
 
 def test_same_seed_same_trace_while_exploring(world):

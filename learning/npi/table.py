@@ -7,6 +7,9 @@ conditioned on, one embedding row each) are the non-atomic programs, in library 
 Masks follow AlphaNPI (reference_code.md §2.3): a program may call only the programs its
 ``calls`` list names (all of strictly lower level), only when their pre-condition holds; Stop
 is always legal, and once ``max_calls`` calls are made Stop is the only legal action.
+Two prunings of ours, both exact (rewards come only at Stop, γ**calls on success): a program
+whose ψ holds may only Stop, and so a non-atomic program whose ψ already holds is not called
+(it would return at once, the state unchanged, one call spent).
 """
 from __future__ import annotations
 
@@ -70,22 +73,37 @@ class ProgramTable:
         return "STOP" if action == self.stop else self.programs[action].name
 
     def preconditions(self, atoms: frozenset[Atom]) -> np.ndarray:
-        """(A,) bool: φ of every program in ``atoms`` (Stop: True); cached per atom set."""
+        """(A,) bool: φ of every program in ``atoms`` (Stop: True)."""
+        return self._conditions(atoms)[0]
+
+    def worth_calling(self, atoms: frozenset[Atom]) -> np.ndarray:
+        """(A,) bool: φ holds and, for a non-atomic program, ψ does not yet (Stop: True)."""
+        return self._conditions(atoms)[1]
+
+    def _conditions(self, atoms: frozenset[Atom]) -> tuple[np.ndarray, np.ndarray]:
         hit = self._pre_cache.get(atoms)
         if hit is None:
-            hit = np.array([p.pre.holds(atoms) for p in self.programs] + [True])
+            pre = np.array([p.pre.holds(atoms) for p in self.programs] + [True])
+            done = np.array([not p.atomic and p.post.holds(atoms) for p in self.programs] + [False])
+            hit = (pre, pre & ~done)
             if len(self._pre_cache) > 200_000:
                 self._pre_cache.clear()
             self._pre_cache[atoms] = hit
         return hit
 
     def legal(self, task: int, atoms: frozenset[Atom], depth: int, max_calls: int) -> np.ndarray:
-        """(A,) bool: the actions program ``task`` may take after ``depth`` calls in ``atoms``."""
-        if depth >= max_calls:
+        """(A,) bool: the actions program ``task`` may take after ``depth`` calls in ``atoms``.
+
+        Once ``task``'s ψ holds, Stop is its only action: rewards come only at Stop, discounted by
+        the calls made, so no call can earn more than stopping now (a solved node, as in
+        MCTS-Solver). Without this, a search of 5 simulations from a real state its model never
+        produced could call on past success and undo it (Clean_Table, README).
+        """
+        if depth >= max_calls or self.post_holds(task, atoms):
             out = np.zeros(self.n_actions, dtype=bool)
             out[self.stop] = True
             return out
-        return self.callable[task] & self.preconditions(atoms)
+        return self.callable[task] & self.worth_calling(atoms)
 
     def post_holds(self, program: int, atoms: frozenset[Atom]) -> bool:
         """ψ of ``program`` in ``atoms``."""
