@@ -37,6 +37,24 @@ def test_the_model_fits_a_small_synthetic_dataset():
     assert np.abs(pred[:, 3:] - test.sT[:, 3:]).max() < 0.01  # the rest is left as it was
 
 
+def test_the_l1_fit_predicts_the_likelier_outcome_where_the_mean_would_split_them():
+    # One program ends at +1 on 70 % of episodes and at -1 on the rest, from the same starts:
+    # MSE predicts their mean (about 0.4, neither outcome), L1 the median (+1).
+    rng = np.random.default_rng(2)
+    n = 2000
+    s0 = rng.normal(size=(n, 4))
+    sT = s0.copy()
+    sT[:, 0] = np.where(rng.random(n) < 0.7, 1.0, -1.0)
+    data = BehaviourDataset(s0, np.zeros(n, dtype=int), sT, np.zeros(n, dtype=bool))
+    predicted = {}
+    for loss in ("mse", "l1"):
+        cfg = BehaviourConfig(hidden=(32,), epochs=20, batch_size=100, lr=3e-3, loss=loss)
+        net, s_norm, d_norm, _ = fit_behaviour_model(data, data, 1, cfg, seed=0)
+        model = LearnedBehaviourModel(net, s_norm, d_norm, programs=("a",))
+        predicted[loss] = float(np.median(model.predict_batch(s0[:200], np.zeros(200, dtype=int))[:, 0]))
+    assert abs(predicted["mse"] - 0.4) < 0.2 and abs(predicted["l1"] - 1.0) < 0.2
+
+
 def test_same_seed_same_model():
     rng = np.random.default_rng(1)
     data = synthetic(rng, 200)
@@ -162,5 +180,7 @@ def test_the_goal_anchor_starts_from_the_goal_setters_target(tmp_path):
 def test_errors():
     with pytest.raises(ConfigError):
         BehaviourConfig(held_out=1.0)
+    with pytest.raises(ConfigError, match="behaviour.loss"):
+        BehaviourConfig(loss="huber")
     with pytest.raises(CheckpointError, match="no behaviour model"):
         LearnedBehaviourModel.load("/nonexistent/behaviour_model.pt")
