@@ -116,6 +116,21 @@ def test_compute_reward_is_per_block_and_vectorised(env):
     np.testing.assert_array_equal(binary.compute_reward(batch, goal, {}), [1.0, 0.0, 1.0])
 
 
+def test_a_height_tolerance_fails_a_block_carried_over_its_target():
+    goal = np.tile([1.3, 0.75, REST_Z], 4)
+    carried = goal.copy()
+    carried[2] += 0.03  # 3 cm above its slot: inside the 5 cm ball, not on the table for ψ
+    assert goal_setter.goals_reached(carried, goal)
+    assert not goal_setter.goals_reached(carried, goal, z_tolerance=0.02)
+    assert not labeler.block_relations(carried)[1][0, 0]  # ψ's on-table agrees with the tolerance
+    nudged = goal.copy()
+    nudged[:2] += 0.03  # 4.2 cm away sideways, at rest height: both tests pass
+    assert goal_setter.goals_reached(nudged, goal, z_tolerance=0.02)
+    from asg.learning.ddpg.rollout import FetchTask
+    task = FetchTask("table", z_tolerance=0.02)
+    np.testing.assert_array_equal(task.compute_reward(np.stack([goal, carried]), goal), [0.0, -1.0])
+
+
 def test_compute_reward_agrees_with_psi(env):
     """Blocks put at Θ(s, i): the goal reward says success and the symbolic ψ_i holds."""
     obs, _ = env.reset(seed=2)

@@ -167,8 +167,18 @@ def free_slot(positions: np.ndarray, zone: str, moved: int) -> np.ndarray:
     raise NotApplicableError(f"zone {zone} has no free slot")
 
 
-def goals_reached(achieved: np.ndarray, desired: np.ndarray, threshold: float = EPSILON) -> np.ndarray:
-    """f(s, g) over (..., 12) goal vectors: every block within ``threshold`` of its target."""
+def goals_reached(achieved: np.ndarray, desired: np.ndarray, threshold: float = EPSILON,
+                  z_tolerance: float | None = None) -> np.ndarray:
+    """f(s, g) over (..., 12) goal vectors: every block within ``threshold`` of its target and,
+    with ``z_tolerance``, also within that height of it.
+
+    The paper's test is the 5 cm ball alone. ψ also needs the block at rest height (``on`` and
+    ``on-table``: within half a block vertically), so a block carried 3 cm above its slot reaches
+    the goal but not ψ; a ``z_tolerance`` under half a block makes the reward ask for what ψ asks.
+    """
     achieved, desired = np.asarray(achieved, dtype=float), np.asarray(desired, dtype=float)
     diff = (achieved - desired).reshape(np.broadcast_shapes(achieved.shape, desired.shape)[:-1] + (-1, 3))
-    return np.all(np.linalg.norm(diff, axis=-1) <= threshold, axis=-1)
+    near = np.linalg.norm(diff, axis=-1) <= threshold
+    if z_tolerance is not None:
+        near &= np.abs(diff[..., 2]) <= z_tolerance
+    return np.all(near, axis=-1)

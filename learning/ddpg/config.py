@@ -141,6 +141,8 @@ class ScheduleConfig:
     #   None = the whole run ("by the end of training", D.1)
     chained_starts: float = 0.0  # share of fresh starts set up as inside a non-atomic program: a Stack
     #   onto a tower, a Move into a half-full zone (``initial_states.py``; ours, not annealed)
+    goal_z_tolerance: float | None = None  # reward: each block also within this height of its target
+    #   (ψ's test: half a block); None = the paper's 5 cm ball alone (ours)
     programs: tuple[str, ...] = ()  # atomic programs to train and test on; () = all 20 (ours: debugging,
     #   smoke runs, curricula)
     eval_episodes: int = 10  # greedy test episodes per epoch on program goals (baselines: 10)
@@ -157,6 +159,8 @@ class ScheduleConfig:
         _check(self.batches >= 0 and self.eval_episodes >= 0, "schedule.batches and eval_episodes must be >= 0")
         _check(0.0 <= self.p_reset <= 1.0, "schedule.p_reset must be in [0, 1]")
         _check(0.0 <= self.chained_starts <= 1.0, "schedule.chained_starts must be in [0, 1]")
+        _check(self.goal_z_tolerance is None or self.goal_z_tolerance > 0.0,
+               "schedule.goal_z_tolerance must be > 0 (or null)")
         _check(self.phase1_goals in GOAL_MODES, f"schedule.phase1_goals must be one of {GOAL_MODES}")
         _check(0.0 <= self.p_program_goal <= 1.0, "schedule.p_program_goal must be in [0, 1]")
         _check(self.anneal_epochs is None or self.anneal_epochs >= 1, "schedule.anneal_epochs must be >= 1")
@@ -198,7 +202,8 @@ def fast() -> GoalPolicyConfig:
         demos=DemoConfig(episodes=200, bc_weight=1.0, q_weight=0.001, batch_size=64, reset_prob=0.2,
                          pretrain_steps=2000, dagger=True),
         schedule=ScheduleConfig(epochs_phase1=40, epochs_phase2=60, episodes_per_cycle=4,
-                                phase1_goals="programs", chained_starts=0.3, threads=2),
+                                phase1_goals="programs", chained_starts=0.3, goal_z_tolerance=0.02,
+                                threads=2),
     )
 
 

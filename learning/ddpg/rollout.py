@@ -203,6 +203,7 @@ class FetchTask:
     obs_dim: int = 70
     goal_dim: int = 12
     act_dim: int = 4
+    z_tolerance: float | None = None  # goals also need each block this close in height (None: the paper)
 
     @property
     def programs(self) -> tuple[str, ...]:
@@ -211,13 +212,13 @@ class FetchTask:
         return atomic_programs()
 
     def make_batch(self, n_envs: int, threads: int = 1) -> "FetchBatch":
-        return FetchBatch(n_envs, self.initial_state, self.horizon, threads)
+        return FetchBatch(n_envs, self.initial_state, self.horizon, threads, self.z_tolerance)
 
     def compute_reward(self, ag: np.ndarray, g: np.ndarray, info: Any = None) -> np.ndarray:
         """The env's sparse reward: 0 when every block is within ε of its target, else -1."""
         from asg.envs.fetch.goal_setter import goals_reached
 
-        return goals_reached(ag, g).astype(np.float64) - 1.0
+        return goals_reached(ag, g, z_tolerance=self.z_tolerance).astype(np.float64) - 1.0
 
     def applicable(self, raw_obs: np.ndarray, program: str) -> bool:
         from asg.envs.fetch.goal_setter import applicable
@@ -244,13 +245,14 @@ def uniform_goal(blocks: np.ndarray, focus: int, rng: np.random.Generator, tries
 class FetchBatch:
     """n :class:`FetchBlocksEnv` simulations stepped together (see the module docstring)."""
 
-    def __init__(self, n: int, initial_state: Any = "training", horizon: int = 50, threads: int = 1) -> None:
+    def __init__(self, n: int, initial_state: Any = "training", horizon: int = 50, threads: int = 1,
+                 z_tolerance: float | None = None) -> None:
         from asg.envs.fetch.env import FetchBlocksEnv
         from asg.envs.fetch.permutation import rotate_goal, rotate_observation
 
         if n < 1 or threads < 1:
             raise ValueError("n and threads must be >= 1")
-        self.n, self.horizon = n, horizon
+        self.n, self.horizon, self.z_tolerance = n, horizon, z_tolerance
         self.envs = [FetchBlocksEnv(initial_state=initial_state, max_steps=None) for _ in range(n)]
         self.sims = [env.sim for env in self.envs]
         self._perm = np.stack([rotate_observation(np.arange(70), j) for j in range(4)]).astype(np.int64)
@@ -341,7 +343,7 @@ class FetchBatch:
     def reached(self, ag: np.ndarray, g: np.ndarray) -> np.ndarray:
         from asg.envs.fetch.goal_setter import goals_reached
 
-        return goals_reached(ag, g)
+        return goals_reached(ag, g, z_tolerance=self.z_tolerance)
 
     def close(self) -> None:
         if self._pool is not None:

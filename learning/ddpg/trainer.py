@@ -79,7 +79,8 @@ class GoalPolicyTrainer:
                  workers: int = 1, ray_address: str | None = None) -> None:
         sch = config.schedule
         self.config, self.seed = config, seed
-        self.task = task if task is not None else FetchTask(training_starts(sch.chained_starts), sch.horizon)
+        self.task = task if task is not None else FetchTask(training_starts(sch.chained_starts), sch.horizon,
+                                                             z_tolerance=sch.goal_z_tolerance)
         if self.task.horizon != sch.horizon:
             raise ConfigError(f"schedule.horizon {sch.horizon} differs from the task's horizon {self.task.horizon}")
         if (config.demos.enabled or config.demos.dagger) and not isinstance(self.task, FetchTask):
@@ -105,7 +106,8 @@ class GoalPolicyTrainer:
         self.workers = max(1, workers)
         self.collector = make_collector(self.task, sch.episodes_per_cycle, sch.threads, self.workers, ray_address)
         # greedy tests start from the all-on-table distribution (D.1's evaluation states)
-        self.eval_task = FetchTask("table", sch.horizon) if isinstance(self.task, FetchTask) else self.task
+        self.eval_task = (FetchTask("table", sch.horizon, z_tolerance=self.task.z_tolerance)
+                          if isinstance(self.task, FetchTask) else self.task)
         self.evaluator = RolloutWorker(self.eval_task, max(1, min(EVAL_ENVS, sch.eval_episodes)), sch.threads)
 
     def _programs(self, chosen: tuple[str, ...]) -> tuple[str, ...]:
