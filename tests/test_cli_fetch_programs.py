@@ -86,6 +86,10 @@ def test_goal_policy_stage_resume_and_atomic_eval_contract(tmp_path):
     programs = json.loads(evaluated.output)["programs"]
     assert len(programs) == 20 and set(programs["Stack_0_1"]) == {"success_rate", "episodes"}
     assert all(p["episodes"] == 2 and 0.0 <= p["success_rate"] <= 1.0 for p in programs.values())
+    assert set(json.loads(evaluated.output)["post_success"]) == set(programs)
+    text = run("eval", "--domain", "fetch-programs", "--programs", "atomic", "--policy", out / "policy.npz",
+               "--episodes", "1")
+    assert text.exit_code == 0 and text.output.split("\n")[0].split() == ["program", "goal", "ψ"]
     chained = run("eval", "--domain", "fetch-programs", "--programs", "atomic", "--policy", out / "policy.npz",
                   "--episodes", "1", "--starts", "chained", "--json")
     assert chained.exit_code == 0, chained.output

@@ -67,13 +67,20 @@ def _as_policy(policy: str | Path | PolicySnapshot) -> PolicySnapshot:
 
 
 def program_success(worker: RolloutWorker, policy: PolicySnapshot, programs: Sequence[str],
-                    episodes: int, seed: int) -> dict[str, float]:
-    """Greedy success rate of each program over ``episodes`` fresh starts (seeded per program)."""
+                    episodes: int, seed: int, post: dict[str, float] | None = None) -> dict[str, float]:
+    """Greedy success rate of each program over ``episodes`` fresh starts (seeded per program):
+    the goal test f(s_T, g). With ``post``, also fills in how often ψ held at the end."""
+    from asg.envs.fetch import goal_setter, labeler
+
     out = {}
     for k, name in enumerate(programs):
         seeds = np.random.default_rng([seed, k]).integers(2**31, size=episodes)
         specs = [EpisodeSpec(int(s), program=name, progress=1.0) for s in seeds]
-        out[name] = float(np.mean(worker.run(specs, policy).success))
+        run = worker.run(specs, policy)
+        out[name] = float(np.mean(run.success))
+        if post is not None:
+            psi = goal_setter.program(name).post
+            post[name] = float(np.mean([psi.holds(labeler.atoms(obs)) for obs in run.final_obs]))
     return out
 
 
@@ -83,9 +90,11 @@ STARTS = ("table", "chained")
 def evaluate_atomic(policy_path: str | Path | PolicySnapshot, episodes: int = 100, seed: int = 0,
                     threads: int = 1, programs: Sequence[str] | None = None,
                     starts: str = "table") -> dict[str, Any]:
-    """Success of every atomic program: ``{"programs": {name: {"success_rate", "episodes"}}, ...}``.
-
-    Also gives the mean per family (``families``) and over all programs (``mean_success``).
+    """Success of every atomic program: ``{"programs": {name: {"success_rate", "episodes"}}, ...}``
+    (the issue's contract): the goal test, every block within 5 cm of Θ's target (the paper's).
+    ``post_success`` maps each program to how often ψ held at the end instead (what a calling
+    program sees). Also gives the means per family (``families``, ``post_families``) and over all
+    programs (``mean_success``).
     ``starts``: every block on the table (the paper's evaluation), or ``chained``: set up as
     inside a non-atomic program (a Stack onto a tower, a Move into a half-full zone).
     """
@@ -97,16 +106,21 @@ def evaluate_atomic(policy_path: str | Path | PolicySnapshot, episodes: int = 10
     task = FetchTask(initial_state=starts)
     names = tuple(programs) if programs is not None else task.programs
     worker = RolloutWorker(task, min(EVAL_ENVS, episodes), threads)
+    post: dict[str, float] = {}
     try:
-        rates = program_success(worker, policy, names, episodes, seed)
+        rates = program_success(worker, policy, names, episodes, seed, post)
     finally:
         worker.close()
+    return {"programs": {n: {"success_rate": r, "episodes": episodes} for n, r in rates.items()},
+            "post_success": post, "families": _family_means(rates), "post_families": _family_means(post),
+            "mean_success": float(np.mean(list(rates.values()))), "seed": seed, "starts": starts}
+
+
+def _family_means(rates: dict[str, float]) -> dict[str, float]:
     families: dict[str, list[float]] = {}
     for name, rate in rates.items():
         families.setdefault(family(name), []).append(rate)
-    return {"programs": {n: {"success_rate": r, "episodes": episodes} for n, r in rates.items()},
-            "families": {f: float(np.mean(v)) for f, v in sorted(families.items())},
-            "mean_success": float(np.mean(list(rates.values()))), "seed": seed, "starts": starts}
+    return {f: float(np.mean(v)) for f, v in sorted(families.items())}
 
 
 def family(program: str) -> str:
