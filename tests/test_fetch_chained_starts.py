@@ -119,5 +119,6 @@ def test_the_expert_solves_chained_starts_so_they_are_fair_training_starts():
     assert result["starts"] == "chained"
     assert result["mean_success"] == 1.0
     assert result["post_families"] == {"Move_To_Zone": 1.0, "Stack": 1.0}  # the expert sets ψ down, too
+    assert result["mean_post_success"] == 1.0
     with pytest.raises(ValueError, match="starts"):
         evaluate_atomic(_expert(), episodes=1, starts="tower")

@@ -94,7 +94,7 @@ def evaluate_atomic(policy_path: str | Path | PolicySnapshot, episodes: int = 10
     (the issue's contract): the goal test, every block within 5 cm of Θ's target (the paper's).
     ``post_success`` maps each program to how often ψ held at the end instead (what a calling
     program sees). Also gives the means per family (``families``, ``post_families``) and over all
-    programs (``mean_success``).
+    programs (``mean_success``, ``mean_post_success``).
     ``starts``: every block on the table (the paper's evaluation), or ``chained``: set up as
     inside a non-atomic program (a Stack onto a tower, a Move into a half-full zone).
     """
@@ -113,7 +113,8 @@ def evaluate_atomic(policy_path: str | Path | PolicySnapshot, episodes: int = 10
         worker.close()
     return {"programs": {n: {"success_rate": r, "episodes": episodes} for n, r in rates.items()},
             "post_success": post, "families": _family_means(rates), "post_families": _family_means(post),
-            "mean_success": float(np.mean(list(rates.values()))), "seed": seed, "starts": starts}
+            "mean_success": float(np.mean(list(rates.values()))),
+            "mean_post_success": float(np.mean(list(post.values()))), "seed": seed, "starts": starts}
 
 
 def _family_means(rates: dict[str, float]) -> dict[str, float]:
