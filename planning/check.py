@@ -2,15 +2,16 @@
 
 Works on the position-carrying shapes of ``structure``, so each finding names
 ``FILE:LINE:COL``: undeclared predicates, wrong arity, unknown objects, variables or types,
-unused declarations (warnings). The relaxed-reachability check of the goal needs a
-grounded task and lives in ``grounding``.
+unused declarations (warnings), a problem naming another domain, a type declared twice
+(read as Fast Downward's translator reads it, with a warning). The relaxed-reachability
+check of the goal needs a grounded task and lives in ``grounding``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from asg.planning.sexpr import SList, Token
-from asg.planning.structure import DomainShape, ProblemShape, Use, atom_uses, typed_list
+from asg.planning.structure import DomainShape, ProblemShape, Typed, Use, atom_uses, typed_list
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,80 @@ def _type_closure(domain: DomainShape) -> set[str]:
     return known
 
 
+def type_parents(domain: DomainShape) -> dict[str, str | None]:
+    """The parent of each declared type (None: ``object``), a type declared twice merged.
+
+    Fast Downward's translator reads ``a - object`` and ``a - surface`` (IPC storage) as one
+    type ``a`` below every parent given; with one parent a subtype of the other that is the
+    most specific one. Parents that are not on one chain are reported by ``check_domain``;
+    here the first declared one is kept.
+    """
+    declared: dict[str, list[str]] = {}
+    for typed in domain.types:
+        parents = declared.setdefault(typed.name, [])
+        parents.extend(p for p in typed.types if p != "object" and p not in parents)
+    out: dict[str, str | None] = {}
+    for name, parents in declared.items():
+        chosen = next((c for c in parents if set(parents) <= _ancestors(c, declared) | {c}), None)
+        out[name] = chosen if chosen is not None else (parents[0] if parents else None)
+    return out
+
+
+def _ancestors(name: str, declared: dict[str, list[str]]) -> set[str]:
+    """Every type above ``name`` along any declared parent edge (cycle-safe, iterative)."""
+    seen: set[str] = set()
+    stack = list(declared.get(name, ()))
+    while stack:
+        kind = stack.pop()
+        if kind not in seen:
+            seen.add(kind)
+            stack.extend(declared.get(kind, ()))
+    return seen
+
+
+def _check_types(domain: DomainShape, path: str | None) -> list[Diagnostic]:
+    """A type declared twice (warning, or error if asg cannot merge it), cycles, ``object``'s parent."""
+    out: list[Diagnostic] = []
+    first: dict[str, Typed] = {}
+    parents = type_parents(domain)
+    for typed in domain.types:
+        if typed.name == "object" and typed.types != ("object",):
+            out.append(_diag("error", "object-parent", f"type 'object' cannot have a parent ('{typed.types[0]}')",
+                             path, typed.token))
+        if typed.name not in first:
+            first[typed.name] = typed
+            continue
+        every = sorted({p for t in domain.types if t.name == typed.name for p in t.types})
+        chosen = parents[typed.name]
+        if chosen is not None and not set(every) - {"object"} <= _chain(chosen, parents):
+            out.append(_diag("error", "duplicate-type",
+                             f"type '{typed.name}' declared twice with unrelated parents "
+                             f"{', '.join(repr(p) for p in every)} (first at line {first[typed.name].token.line}); "
+                             "asg's types have one parent each", path, typed.token))
+            continue
+        out.append(_diag("warning", "duplicate-type",
+                         f"type '{typed.name}' declared twice (first at line {first[typed.name].token.line}): "
+                         f"read as one type below {' and '.join(repr(p) for p in every)}, as Fast Downward does",
+                         path, typed.token))
+    for name in parents:
+        if name in _chain(parents[name], parents):
+            out.append(_diag("error", "type-cycle", f"type '{name}' is its own ancestor", path,
+                             first[name].token))
+    return out
+
+
+def _chain(name: str | None, parents: dict[str, str | None]) -> set[str]:
+    """``name`` and the types above it through the chosen parents."""
+    seen: set[str] = set()
+    while name is not None and name not in seen:
+        seen.add(name)
+        name = parents.get(name)
+    return seen
+
+
 def check_domain(domain: DomainShape, path: str | None) -> list[Diagnostic]:
     """Findings inside the domain: actions use declared predicates, parameters and types."""
-    out: list[Diagnostic] = []
+    out: list[Diagnostic] = _check_types(domain, path)
     types = _type_closure(domain)
     for typed in domain.types:
         for parent in typed.types:
@@ -92,7 +164,10 @@ def check_domain(domain: DomainShape, path: str | None) -> list[Diagnostic]:
         if name not in used_predicates:
             out.append(_diag("warning", "unused-predicate",
                              f"predicate '{name}' is declared but no action uses it", path, token))
+    first_declared: dict[str, Typed] = {}
     for typed in domain.types:
+        first_declared.setdefault(typed.name, typed)
+    for typed in first_declared.values():
         if typed.name not in used_types:
             out.append(_diag("warning", "unused-type", f"type '{typed.name}' is declared but never used",
                              path, typed.token))
@@ -104,7 +179,7 @@ def check_problem(domain: DomainShape, problem: ProblemShape, path: str | None) 
     out: list[Diagnostic] = []
     types = _type_closure(domain)
     if problem.domain_name is not None and problem.domain_name.text.lower() != domain.name.text.lower():
-        out.append(_diag("warning", "domain-mismatch",
+        out.append(_diag("error", "domain-mismatch",
                          f"problem names domain '{problem.domain_name.text.lower()}' but the domain is "
                          f"'{domain.name.text.lower()}'", path, problem.domain_name))
     for obj in problem.objects:

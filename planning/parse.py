@@ -1,9 +1,14 @@
-"""Reading PDDL: one normalising step, the model check, then the ``pddl`` package.
+"""Reading PDDL: one tokenising pass, one normalising step, the model check, then ``pddl`` objects.
 
 Real files are sloppy (upper-case keywords, ``=`` without ``:equality``, glued tokens such
 as ``(aircraft?a)``, missing ``:requirements``, duplicate parameter names in predicate
 declarations). ``pddl`` 0.5.1 rejects some of these and silently accepts undeclared
 predicates. Every workaround lives in :func:`normalise`, applied to every file alike.
+
+Each file is tokenised once, by asg's own reader (``sexpr``); :func:`build_domain` and
+:func:`build_problem` then make the ``pddl`` package's objects straight from the checked
+s-expressions, so its lark parser is neither imported nor run (that second parse was ~75%
+of a warm parse, its import and grammar ~0.1-0.3 s of a cold one).
 """
 from __future__ import annotations
 
@@ -11,11 +16,20 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from asg.planning.check import Diagnostic, check_domain, check_problem
+from pddl.action import Action
+from pddl.core import Domain, Problem
+from pddl.custom_types import parse_name
+from pddl.exceptions import PDDLError as PDDLLibraryError
+from pddl.logic.base import And, Not
+from pddl.logic.predicates import EqualTo, Predicate
+from pddl.logic.terms import Constant, Variable
+from pddl.requirements import Requirements
+
+from asg.planning.check import Diagnostic, check_domain, check_problem, type_parents
 from asg.planning.errors import ModelError, PDDLError, PDDLSyntaxError, UnsupportedRequirementError
-from asg.planning.sexpr import SList, Token, parse_sexprs, read_text, render_with_lines
-from asg.planning.structure import (DomainShape, ProblemShape, atom_uses, define_kind, read_domain,
-                                   read_problem)
+from asg.planning.sexpr import Node, SList, Token, parse_sexprs, read_text, render
+from asg.planning.structure import (ActionShape, DomainShape, ProblemShape, Typed, atom_uses, define_kind,
+                                   read_domain, read_problem)
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +55,12 @@ UNSUPPORTED_KEYWORDS = {
     "oneof": ":non-deterministic",
 }
 
+# What ``lenient=True`` turns from an error into a warning, and how it repairs the model.
+LENIENT = {
+    "undeclared-predicate": "declared with the arity of its first use",
+    "domain-mismatch": "accepted",
+}
+
 
 @dataclass
 class Model:
@@ -61,7 +81,12 @@ class Model:
 
 def parse_files(domain_path: str | Path, problem_path: str | Path | None = None, *,
                 lenient: bool = False, require_problem: bool = True) -> Model:
-    """Parse a domain and its problem (both may stand in ``domain_path``)."""
+    """Parse a domain and its problem (both may stand in ``domain_path``).
+
+    ``lenient`` accepts what asg can repair, each with a warning instead of an error
+    (see ``LENIENT``): undeclared predicates are declared, a problem naming another domain
+    is read against this one.
+    """
     dpath = str(domain_path)
     ppath = str(problem_path) if problem_path is not None else None
     forms = _split(dpath, read_text(dpath))
@@ -134,14 +159,17 @@ def _build(domain_form: SList, dpath: str, problem_form: SList | None, ppath: st
     if pshape is not None:
         diagnostics += check_problem(dshape, pshape, ppath)
     if lenient:
-        diagnostics = _declare_undeclared(dshape, diagnostics)
+        diagnostics = _relax(dshape, diagnostics)
     errors = [d for d in diagnostics if d.severity == "error"]
     if errors:
         first = errors[0]
         raise ModelError(first.message, first.path, first.line, first.col)
-    _set_requirements(dshape, pshape)
-    domain = _pddl_parse("domain", render_with_lines(domain_form), dpath)
-    problem = _pddl_parse("problem", render_with_lines(problem_form), ppath) if problem_form else None
+    requirements = _set_requirements(dshape, pshape)
+    domain = build_domain(dshape, requirements, dpath)
+    problem = None
+    if pshape is not None:
+        problem, notes = build_problem(pshape, dshape, ppath)
+        diagnostics += notes
     warnings = [d for d in diagnostics if d.severity == "warning"]
     for warning in warnings:
         log.info(warning.format())
@@ -166,14 +194,13 @@ def normalise(form: SList) -> None:
 
 
 def _refuse_unsupported(form: SList, path: str) -> None:
-    effects = {id(sub) for eff in _effect_parts(form) for sub in eff.walk()}
     for node in form.walk():
         head = node.head()
         if head in UNSUPPORTED_KEYWORDS and node is not form:
             if head == "or" and _inside_requirements(form, node):
                 continue
             requirement = UNSUPPORTED_KEYWORDS[head]
-            if head == "forall" and id(node) in effects:
+            if head == "forall" and any(sub is node for eff in _effect_parts(form) for sub in eff.walk()):
                 requirement = ":conditional-effects"
             raise UnsupportedRequirementError(
                 f"unsupported requirement {requirement}: '{head}' is not supported "
@@ -197,7 +224,7 @@ def _effect_parts(form: SList) -> list[SList]:
 
 
 def _inside_requirements(form: SList, node: SList) -> bool:
-    return any(sub.head() == ":requirements" and node in sub.items for sub in form.walk())
+    return any(sub.head() == ":requirements" and any(item is node for item in sub.items) for sub in form.walk())
 
 
 def _dedupe_predicate_parameters(domain: DomainShape) -> None:
@@ -212,32 +239,38 @@ def _dedupe_predicate_parameters(domain: DomainShape) -> None:
                 param.name = param.token.text
 
 
-def _declare_undeclared(domain: DomainShape, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """--lenient: declare each undeclared predicate with the arity of its first use."""
+def _relax(domain: DomainShape, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """``lenient``: repair what ``LENIENT`` names and report it as a warning."""
     out: list[Diagnostic] = []
     declared: set[str] = set()
     arities = _first_use_arities(domain)
     for diag in diagnostics:
-        if diag.code != "undeclared-predicate":
+        if diag.code not in LENIENT or diag.severity != "error":
             out.append(diag)
             continue
-        name = diag.message.split("'")[1]
-        if name not in declared:
-            declared.add(name)
-            arity = arities.get(name, 0)
-            node = domain.predicates_node
-            if node is None:
-                node = SList([Token(":predicates", domain.node.line, domain.node.col)],
-                             domain.node.line, domain.node.col)
-                domain.node.items.insert(2, node)
-                domain.predicates_node = node
-            decl = SList([Token(name, node.line, node.col)] +
-                         [Token(f"?x{i}", node.line, node.col) for i in range(arity)], node.line, node.col)
-            node.items.append(decl)
-            domain.predicates[name] = (decl.items[0], [])
-        out.append(Diagnostic("warning", diag.message + " (declared by --lenient)", diag.path, diag.line,
-                              diag.col, diag.code))
+        if diag.code == "undeclared-predicate":
+            name = diag.message.split("'")[1]
+            if name not in declared:
+                declared.add(name)
+                _declare(domain, name, arities.get(name, 0))
+            note = " (declared by --lenient)"
+        else:
+            note = " (accepted by --lenient)"
+        out.append(Diagnostic("warning", diag.message + note, diag.path, diag.line, diag.col, diag.code))
     return out
+
+
+def _declare(domain: DomainShape, name: str, arity: int) -> None:
+    node = domain.predicates_node
+    if node is None:
+        node = SList([Token(":predicates", domain.node.line, domain.node.col)], domain.node.line, domain.node.col)
+        domain.node.items.insert(2, node)
+        domain.predicates_node = node
+    decl = SList([Token(name, node.line, node.col)] +
+                 [Token(f"?x{i}", node.line, node.col) for i in range(arity)], node.line, node.col)
+    node.items.append(decl)
+    domain.predicates[name] = (decl.items[0], [Typed(f"?x{i}", ("object",), decl.items[i + 1])
+                                               for i in range(arity)])
 
 
 def _first_use_arities(domain: DomainShape) -> dict[str, int]:
@@ -248,7 +281,7 @@ def _first_use_arities(domain: DomainShape) -> dict[str, int]:
     return arities
 
 
-def _set_requirements(domain: DomainShape, problem: ProblemShape | None) -> None:
+def _set_requirements(domain: DomainShape, problem: ProblemShape | None) -> tuple[str, ...]:
     """Declare exactly the supported requirements the files use (``pddl`` checks them)."""
     used = {":strips"}
     if domain.types or any(p.types != ("object",) for p in _all_typed(domain, problem)):
@@ -273,6 +306,7 @@ def _set_requirements(domain: DomainShape, problem: ProblemShape | None) -> None
     if problem is not None:
         problem.node.items = [item for item in problem.node.items
                               if not (isinstance(item, SList) and item.head() == ":requirements")]
+    return tuple(t.text for t in tokens)
 
 
 def _all_typed(domain: DomainShape, problem: ProblemShape | None):
@@ -285,43 +319,183 @@ def _all_typed(domain: DomainShape, problem: ProblemShape | None):
         yield from problem.objects
 
 
-def _pddl_parse(kind: str, text: str, path: str):
-    from lark.exceptions import LarkError, UnexpectedInput
+# -- the pddl package's objects, built from the checked s-expressions ---------------------------
+# The formula builders recurse, one Python frame per level: the reader's depth limit
+# (sexpr.MAX_DEPTH) bounds them, as it bounds the ``pddl`` validators that walk the result.
+# Untyped and ``- object`` names both get no type tag (``pddl``'s parser keeps "object").
 
-    parser = _parser(kind)
+_ACTION_KEYS = (":parameters", ":precondition", ":effect")
+# What ``pddl``'s constructors raise on a bad name, a type clash or an inconsistent model.
+_LIBRARY_ERRORS = (ValueError, TypeError, AssertionError, PDDLLibraryError)
+
+
+def build_domain(shape: DomainShape, requirements: tuple[str, ...], path: str) -> Domain:
+    """A ``pddl.core.Domain`` like the one ``pddl``'s own parser makes of the same text."""
+    for section in shape.other_sections:
+        raise PDDLSyntaxError(f"unknown domain section ({section.head()} ...)", path, section.line, section.col)
+    constants = {c.name: _named(Constant, c.token, path, c.name, _tag(c)) for c in shape.constants}
+    predicates = [_named(Predicate, token, path, token.text, *(_variable(p, path) for p in params))
+                  for token, params in shape.predicates.values()]
+    actions = [_action(action, constants, path) for action in shape.actions]
+    _named(parse_name, shape.name, path, shape.name.text)
     try:
-        return parser(text)
-    except UnexpectedInput as err:
-        detail = str(err).splitlines()[0]
-        raise PDDLSyntaxError(f"cannot parse {kind}: {detail}", path, err.line, err.column) from None
-    except LarkError as err:
-        cause = err.__context__ or err
-        raise ModelError(f"invalid {kind}: {_one_line(cause)}", path) from None
-    except Exception as err:  # pddl raises plain exceptions for semantic problems
-        raise ModelError(f"invalid {kind}: {_one_line(err)}", path) from None
+        return Domain(shape.name.text, requirements=[Requirements(r[1:]) for r in requirements],
+                      types=type_parents(shape), constants=list(constants.values()), predicates=predicates,
+                      actions=actions)
+    except _LIBRARY_ERRORS as err:
+        raise ModelError(f"invalid domain: {_one_line(err)}", path, shape.name.line, shape.name.col) from None
 
 
-_PARSERS: dict[str, object] = {}
+def build_problem(shape: ProblemShape, domain: DomainShape, path: str) -> tuple[Problem, list[Diagnostic]]:
+    """A ``pddl.core.Problem`` (standalone: ``domain_name`` only) and notes on what was dropped."""
+    notes: list[Diagnostic] = []
+    for section in shape.other_sections:
+        if section.head() == ":metric":
+            notes.append(Diagnostic("warning", "(:metric ...) ignored: asg plans without action costs", path,
+                                    section.line, section.col, "ignored-metric"))
+        elif section.head() != ":requirements":
+            raise PDDLSyntaxError(f"unknown problem section ({section.head()} ...)", path, section.line,
+                                  section.col)
+    objects = {o.name: _named(Constant, o.token, path, o.name, _tag(o)) for o in shape.objects}
+    init, negated = _init(shape, objects, path)
+    for fact, node in negated:
+        if fact in init:
+            raise ModelError(f"{_text(node)} contradicts the atom listed true in :init", path, node.line, node.col)
+        notes.append(Diagnostic("warning", f"{_text(node)} in :init ignored (an atom not listed is false)",
+                                path, node.line, node.col, "negative-init"))
+    goal = _condition(shape.goal, {}, {}, path) if shape.goal is not None else And()
+    name = shape.domain_name.text if shape.domain_name is not None else domain.name.text
+    _named(parse_name, shape.name, path, shape.name.text)
+    if shape.domain_name is not None:
+        _named(parse_name, shape.domain_name, path, name)
+    try:
+        problem = Problem(shape.name.text, domain_name=name, objects=list(objects.values()), init=init, goal=goal)
+    except _LIBRARY_ERRORS as err:
+        raise ModelError(f"invalid problem: {_one_line(err)}", path, shape.name.line, shape.name.col) from None
+    return problem, notes
 
 
-def _parser(kind: str):
-    """One ``pddl`` parser per kind: building its grammar costs more than parsing a file."""
-    if kind not in _PARSERS:
-        from lark import Lark, Transformer
-        from pddl.parser import GRAMMAR_FILE, PARSERS_DIRECTORY
-        from pddl.parser.domain import DomainParser
-        from pddl.parser.problem import ProblemParser
+def _text(node: SList) -> str:
+    text = render(node)
+    return text if len(text) <= 60 else text[:57] + "..."
 
-        cls = DomainParser if kind == "domain" else ProblemParser
-        parser = cls.__new__(cls)
-        Transformer.__init__(parser)
-        parser._transformer = cls.transformer_cls()
-        # Same grammar and options as pddl's own constructor, plus lark's on-disk cache of the
-        # LALR tables: building them dominates a short `asg` run (~0.4 s per parser).
-        parser._parser = Lark(GRAMMAR_FILE.read_text(), parser="lalr", import_paths=[PARSERS_DIRECTORY],
-                              start=cls.start_symbol, transformer=parser._transformer, cache=True)
-        _PARSERS[kind] = parser
-    return _PARSERS[kind]
+
+def _tag(typed: Typed) -> str | None:
+    return None if typed.types == ("object",) else typed.types[0]
+
+
+def _named(factory, token: Token, path: str, *args):
+    """``factory(*args)``, with a ``pddl`` complaint (a bad name, mostly) placed at ``token``."""
+    try:
+        return factory(*args)
+    except _LIBRARY_ERRORS as err:
+        raise PDDLSyntaxError(f"invalid '{token.text}': {_one_line(err)}", path, token.line, token.col) from None
+
+
+def _variable(param: Typed, path: str) -> Variable:
+    if not param.name.startswith("?"):
+        raise PDDLSyntaxError(f"expected a ?variable, not '{param.name}'", path, param.token.line, param.token.col)
+    tags = () if param.types == ("object",) else param.types
+    return _named(Variable, param.token, path, param.name[1:], tags)
+
+
+def _action(action: ActionShape, constants: dict[str, Constant], path: str) -> Action:
+    body = action.node.items[2:]
+    given: set[str] = set()
+    for i in range(0, len(body), 2):
+        key = body[i]
+        if not isinstance(key, Token) or key.text not in _ACTION_KEYS:
+            raise PDDLSyntaxError(f"expected one of {', '.join(_ACTION_KEYS)} in action '{action.name.text}'",
+                                  path, key.line, key.col)
+        if key.text in given:
+            raise PDDLSyntaxError(f"{key.text} given twice in action '{action.name.text}'", path, key.line, key.col)
+        given.add(key.text)
+        value = body[i + 1] if i + 1 < len(body) else key
+        if not isinstance(value, SList):
+            raise PDDLSyntaxError(f"expected a list after {key.text}", path, value.line, value.col)
+    params = {p.name[1:]: _variable(p, path) for p in action.parameters}
+    pre = _condition(action.precondition, params, constants, path) if action.precondition is not None else None
+    eff = _effect(action.effect, params, constants, path) if action.effect is not None else None
+    return _named(Action, action.name, path, action.name.text, list(params.values()), pre, eff)
+
+
+def _condition(node: Node, params: dict, constants: dict, path: str):
+    """A precondition or goal: ``()``, ``and``, ``not``, ``=`` and atoms (the rest is refused earlier)."""
+    return _formula(node, params, constants, path, effect=False)
+
+
+def _effect(node: Node, params: dict, constants: dict, path: str):
+    """An effect: ``()``, ``and`` (nested too, as Fast Downward reads it), ``not`` and atoms."""
+    return _formula(node, params, constants, path, effect=True)
+
+
+def _formula(node: Node, params: dict, constants: dict, path: str, effect: bool):
+    if not isinstance(node, SList):
+        what = "an effect" if effect else "a formula"
+        raise PDDLSyntaxError(f"expected {what} in parentheses", path, node.line, node.col)
+    head = node.head()
+    if not node.items:
+        return And()
+    if head == "and":
+        return And(*(_formula(item, params, constants, path, effect) for item in node.items[1:]))
+    if head == "not":
+        if len(node.items) != 2 or not isinstance(node.items[1], SList) or node.items[1].head() is None:
+            raise PDDLSyntaxError("expected (not ATOM)", path, node.line, node.col)
+        return Not(_atom(node.items[1], params, constants, path, effect))
+    return _atom(node, params, constants, path, effect)
+
+
+def _atom(node: SList, params: dict, constants: dict, path: str, effect: bool):
+    """``(p t ...)`` or, in conditions, ``(= t t)``; terms are names or ``?variables``."""
+    head = node.items[0]
+    if not isinstance(head, Token):
+        raise PDDLSyntaxError("expected a predicate name", path, head.line, head.col)
+    terms = []
+    for item in node.items[1:]:
+        if isinstance(item, SList):
+            raise PDDLSyntaxError("expected a name or ?variable, not a list", path, item.line, item.col)
+        if item.text.startswith("?"):
+            term = params.get(item.text[1:])
+            terms.append(term if term is not None else _named(Variable, item, path, item.text[1:]))
+        else:
+            term = constants.get(item.text)
+            terms.append(term if term is not None else _named(Constant, item, path, item.text))
+    if head.text == "=":
+        if effect:
+            raise PDDLSyntaxError("'=' cannot be an effect", path, node.line, node.col)
+        if len(terms) != 2:
+            raise PDDLSyntaxError("expected (= TERM TERM)", path, node.line, node.col)
+        return EqualTo(*terms)
+    return _named(Predicate, head, path, head.text, *terms)
+
+
+def _init(shape: ProblemShape, objects: dict[str, Constant], path: str) -> tuple[list, list]:
+    """The atoms of ``:init``, and the negated ones (dropped by the caller) with their nodes."""
+    init: list = []
+    negated: list = []
+    for item in shape.init:
+        if not isinstance(item, SList) or item.head() is None:
+            raise PDDLSyntaxError("expected an atom (p a ...) in :init", path, item.line, item.col)
+        if item.head() == "=":
+            raise UnsupportedRequirementError("unsupported requirement :numeric-fluents: '=' in :init", path,
+                                              item.line, item.col)
+        atom = item
+        if item.head() == "not":
+            if len(item.items) != 2 or not isinstance(item.items[1], SList) or item.items[1].head() is None:
+                raise PDDLSyntaxError("expected (not ATOM)", path, item.line, item.col)
+            atom = item.items[1]
+        terms = []
+        for arg in atom.items[1:]:
+            if isinstance(arg, SList) or arg.text.startswith("?"):
+                raise PDDLSyntaxError("expected an object name in :init", path, arg.line, arg.col)
+            known = objects.get(arg.text)
+            terms.append(known if known is not None else _named(Constant, arg, path, arg.text))
+        fact = _named(Predicate, atom.items[0], path, atom.items[0].text, *terms)
+        if atom is item:
+            init.append(fact)
+        else:
+            negated.append((fact, item))
+    return init, negated
 
 
 def _one_line(err: BaseException) -> str:

@@ -2,17 +2,26 @@
 
 The ``pddl`` package parses well-formed files but reports neither undeclared predicates nor
 positions for semantic mistakes. Reading the file once into position-carrying s-expressions
-lets asg normalise sloppy files and name ``FILE:LINE:COL`` in every diagnostic.
+lets asg normalise sloppy files and name ``FILE:LINE:COL`` in every diagnostic; ``parse``
+then builds ``pddl``'s objects from these lists, so this is the only pass over the text.
+Reader and walkers are iterative, and nesting beyond ``MAX_DEPTH`` is refused, so no input
+reaches Python's recursion limit.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
 from asg.planning.errors import PDDLSyntaxError
 
+# Deeper nesting than this is refused by the reader. Real PDDL nests a dozen levels at most;
+# the limit keeps every later walker (asg's, grounding's, the ``pddl`` package's validators,
+# which recurse a few Python frames per level) far below Python's recursion limit.
+MAX_DEPTH = 100
 
-@dataclass
+
+@dataclass(slots=True)
 class Token:
     """One symbol (name, variable, keyword or number) and where it starts (1-based)."""
 
@@ -21,7 +30,7 @@ class Token:
     col: int
 
 
-@dataclass
+@dataclass(slots=True)
 class SList:
     """A parenthesised list; ``line``/``col`` point at its opening parenthesis."""
 
@@ -36,11 +45,16 @@ class SList:
         return None
 
     def walk(self) -> Iterator["SList"]:
-        """This list and every nested list, depth first."""
-        yield self
-        for item in self.items:
-            if isinstance(item, SList):
-                yield from item.walk()
+        """This list and every nested list, depth first (pre-order, iterative).
+
+        A list's children are read after it has been yielded, so a caller may replace
+        ``items`` of the list it was just given (the normaliser does).
+        """
+        stack: list[SList] = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(item for item in reversed(node.items) if isinstance(item, SList))
 
 
 Node = Union[Token, SList]
@@ -63,47 +77,51 @@ def read_text(path: str) -> str:
         raise PDDLError(f"cannot read file: {err.strerror}", path) from None
     nul = data.find(b"\x00")
     if nul >= 0:
-        raise PDDLSyntaxError(f"binary data (NUL byte at offset {nul}), not a PDDL text file", path)
+        raise PDDLSyntaxError(f"binary data (NUL byte at offset {nul}), not a PDDL text file", path,
+                              *_place(data, nul))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise PDDLSyntaxError(
-            f"not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})", path
+            f"not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})", path, *_place(data, err.start)
         ) from None
+
+
+def _place(data: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and column (in bytes) of ``offset``."""
+    return data.count(b"\n", 0, offset) + 1, offset - data.rfind(b"\n", 0, offset)
+
+
+# One token: a parenthesis or a run of characters up to whitespace, a parenthesis or a comment.
+_TOKEN = re.compile(r"[()]|[^\s();]+")
 
 
 def tokenize(text: str, path: str | None) -> Iterator[Token]:
     """Yield '(' / ')' / symbol tokens with positions; ``;`` comments are skipped."""
-    line, col, i, n = 1, 1, 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\n":
-            line, col, i = line + 1, 1, i + 1
-        elif ch.isspace():
-            col, i = col + 1, i + 1
-        elif ch == ";":
-            while i < n and text[i] != "\n":
-                i += 1
-        elif ch in "()":
-            yield Token(ch, line, col)
-            col, i = col + 1, i + 1
-        else:
-            start, start_col = i, col
-            while i < n and not text[i].isspace() and text[i] not in "();":
-                i += 1
-            col += i - start
-            word = text[start:i]
+    for number, line in enumerate(text.split("\n"), 1):
+        cut = line.find(";")
+        if cut >= 0:
+            line = line[:cut]
+        for match in _TOKEN.finditer(line):
+            word = match.group()
             if not word.isprintable():
-                raise PDDLSyntaxError(f"unexpected character {word!r}", path, line, start_col)
-            yield Token(word, line, start_col)
+                raise PDDLSyntaxError(f"unexpected character {word!r}", path, number, match.start() + 1)
+            yield Token(word, number, match.start() + 1)
 
 
-def parse_sexprs(text: str, path: str | None) -> list[SList]:
-    """Parse the top-level lists of ``text``; unbalanced parentheses raise with their place."""
+def parse_sexprs(text: str, path: str | None, max_depth: int = MAX_DEPTH) -> list[SList]:
+    """Parse the top-level lists of ``text``; unbalanced parentheses raise with their place.
+
+    Iterative, so no input reaches Python's recursion limit; lists nested deeper than
+    ``max_depth`` are refused (at the opening parenthesis that goes one level too deep).
+    """
     stack: list[SList] = []
     top: list[SList] = []
     for token in tokenize(text, path):
         if token.text == "(":
+            if len(stack) >= max_depth:
+                raise PDDLSyntaxError(f"nesting deeper than {max_depth} levels (asg's limit)", path,
+                                      token.line, token.col)
             stack.append(SList([], token.line, token.col))
         elif token.text == ")":
             if not stack:
@@ -121,39 +139,57 @@ def parse_sexprs(text: str, path: str | None) -> list[SList]:
     return top
 
 
+_CLOSE = object()  # marks, on an explicit stack, the end of a list's items
+
+
+def _events(node: Node) -> Iterator[Token | SList | object]:
+    """Pre-order events of ``node``: each Token, each SList as it opens, ``_CLOSE`` as it closes."""
+    stack: list = [node]
+    while stack:
+        item = stack.pop()
+        yield item
+        if isinstance(item, SList):
+            stack.append(_CLOSE)
+            stack.extend(reversed(item.items))
+
+
 def render(node: Node) -> str:
     """Write a node back as PDDL text (lower-case, one line)."""
-    if isinstance(node, Token):
-        return node.text
-    return "(" + " ".join(render(item) for item in node.items) + ")"
+    out: list[str] = []
+    spaced = False  # whether the next item needs a space before it
+    for event in _events(node):
+        if event is _CLOSE:
+            out.append(")")
+            spaced = True
+            continue
+        if spaced:
+            out.append(" ")
+        if isinstance(event, SList):
+            out.append("(")
+            spaced = False
+        else:
+            out.append(event.text)
+            spaced = True
+    return "".join(out)
 
 
 def render_with_lines(node: SList) -> str:
     """Write ``node`` back keeping every token on its original line.
 
-    Errors the ``pddl`` parser reports on the result then point at the right line of the
-    user's file; columns match except where normalisation split a glued token.
+    Columns match except where normalisation split a glued token.
     """
     out: list[str] = []
     line, col = 1, 1
-
-    def emit(text: str, at_line: int, at_col: int) -> None:
-        nonlocal line, col
+    for event in _events(node):
+        if event is _CLOSE:
+            at_line, at_col, text = line, col, ")"
+        else:
+            at_line, at_col = event.line, event.col
+            text = "(" if isinstance(event, SList) else event.text
         if at_line > line:
             out.append("\n" * (at_line - line))
             line, col = at_line, 1
         pad = max(at_col - col, 1 if out and not out[-1].endswith(("\n", "(")) else 0)
         out.append(" " * pad + text)
         col += pad + len(text)
-
-    def visit(item: Node) -> None:
-        if isinstance(item, Token):
-            emit(item.text, item.line, item.col)
-            return
-        emit("(", item.line, item.col)
-        for child in item.items:
-            visit(child)
-        emit(")", line, col)
-
-    visit(node)
     return "".join(out)

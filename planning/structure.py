@@ -8,13 +8,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from asg.planning.errors import PDDLSyntaxError
+from asg.planning.errors import ModelError, PDDLSyntaxError
 from asg.planning.sexpr import Node, SList, Token
 
 # Keywords of goal/precondition/effect formulas that are not predicate names.
 CONNECTIVES = {"and", "not", "or", "imply", "when", "forall", "exists", "=",
                "increase", "decrease", "assign", "scale-up", "scale-down",
                "<", ">", "<=", ">=", "+", "-", "*", "/", "preference", "oneof"}
+
+# Every requirement flag of PDDL 1.2 to 3.1, plus :non-deterministic (FOND) and Fast Downward's
+# :negation; asg reads a few of them (parse.SUPPORTED) and refuses the others where used.
+KNOWN_REQUIREMENTS = frozenset({
+    ":strips", ":typing", ":negative-preconditions", ":disjunctive-preconditions", ":equality",
+    ":existential-preconditions", ":universal-preconditions", ":quantified-preconditions",
+    ":conditional-effects", ":fluents", ":numeric-fluents", ":object-fluents", ":adl",
+    ":durative-actions", ":duration-inequalities", ":continuous-effects", ":derived-predicates",
+    ":timed-initial-literals", ":preferences", ":constraints", ":action-costs",
+    ":action-expansions", ":foreach-expansions", ":dag-expansions", ":domain-axioms",
+    ":subgoals-through-axioms", ":safety-constraints", ":expression-evaluation", ":open-world",
+    ":true-negation", ":ucpop", ":non-deterministic", ":negation",
+})
+
+# Sections a domain or problem may hold once each (actions may repeat, with distinct names).
+_SINGLE_SECTIONS = {":requirements", ":types", ":constants", ":predicates", ":functions",
+                    ":domain", ":objects", ":init", ":goal", ":metric", ":constraints"}
 
 
 @dataclass
@@ -86,8 +103,12 @@ def define_kind(form: SList, path: str | None) -> tuple[str, Token]:
     return kind, header.items[1]
 
 
-def typed_list(items: list[Node], path: str | None, default: str = "object") -> list[Typed]:
-    """Read ``a b - t c - (either t1 t2) d`` into Typed entries (untyped names get ``default``)."""
+def typed_list(items: list[Node], path: str | None, default: str = "object", *,
+               allow_either: bool = True) -> list[Typed]:
+    """Read ``a b - t c - (either t1 t2) d`` into Typed entries (untyped names get ``default``).
+
+    ``allow_either=False`` (types, constants, objects: one type each) refuses ``(either ...)``.
+    """
     out: list[Typed] = []
     pending: list[Token] = []
     i = 0
@@ -98,9 +119,12 @@ def typed_list(items: list[Node], path: str | None, default: str = "object") -> 
                 raise PDDLSyntaxError("'-' without a type", path, item.line, item.col)
             kind = items[i + 1]
             if isinstance(kind, SList):
-                if kind.head() != "either":
-                    raise PDDLSyntaxError("expected a type or (either ...)", path, kind.line, kind.col)
-                types = tuple(t.text.lower() for t in kind.items[1:] if isinstance(t, Token))
+                if kind.head() != "either" or not allow_either:
+                    expected = "a type or (either ...)" if allow_either else "one type name here"
+                    raise PDDLSyntaxError(f"expected {expected}", path, kind.line, kind.col)
+                if len(kind.items) < 2 or not all(isinstance(t, Token) for t in kind.items[1:]):
+                    raise PDDLSyntaxError("expected (either TYPE ...)", path, kind.line, kind.col)
+                types = tuple(t.text.lower() for t in kind.items[1:])
             else:
                 types = (kind.text.lower(),)
             out.extend(Typed(tok.text.lower(), types, tok) for tok in pending)
@@ -130,34 +154,50 @@ def _keyword_args(items: list[Node]) -> dict[str, Node]:
 
 
 def read_domain(form: SList, path: str | None) -> DomainShape:
-    """Collect the declarations of a domain ``define`` form."""
+    """Collect the declarations of a domain ``define`` form.
+
+    An action or predicate defined twice, a section given twice and an unknown requirement
+    flag are errors here, each naming its place.
+    """
     _, name = define_kind(form, path)
     shape = DomainShape(name=name, node=form)
+    seen = _SectionTracker(path)
+    actions: dict[str, Token] = {}
     for section in form.items[2:]:
         if not isinstance(section, SList) or section.head() is None:
-            where = section if isinstance(section, Token) else section
-            raise PDDLSyntaxError("expected a (:section ...) in the domain", path, where.line, where.col)
-        head = section.head()
+            raise PDDLSyntaxError("expected a (:section ...) in the domain", path, section.line, section.col)
+        head = seen.enter(section)
         if head == ":requirements":
+            check_requirements(section, path)
             shape.requirements = section
         elif head == ":types":
-            shape.types = typed_list(section.items[1:], path)
+            shape.types = typed_list(section.items[1:], path, allow_either=False)
             shape.types_node = section
         elif head == ":constants":
-            shape.constants = typed_list(section.items[1:], path)
+            shape.constants = typed_list(section.items[1:], path, allow_either=False)
         elif head == ":predicates":
             shape.predicates_node = section
             for decl in section.items[1:]:
                 if not isinstance(decl, SList) or decl.head() is None:
                     raise PDDLSyntaxError("expected (predicate ?args ...)", path, decl.line, decl.col)
+                first = shape.predicates.get(decl.head())
+                if first is not None:
+                    raise ModelError(f"predicate '{decl.head()}' declared twice (first at line "
+                                     f"{first[0].line})", path, decl.items[0].line, decl.items[0].col)
                 shape.predicates[decl.head()] = (decl.items[0], typed_list(decl.items[1:], path))
         elif head == ":action":
             if len(section.items) < 2 or not isinstance(section.items[1], Token):
                 raise PDDLSyntaxError("action without a name", path, section.line, section.col)
+            action_name = section.items[1]
+            first_name = actions.get(action_name.text.lower())
+            if first_name is not None:
+                raise ModelError(f"action '{action_name.text.lower()}' defined twice (first at line "
+                                 f"{first_name.line})", path, action_name.line, action_name.col)
+            actions[action_name.text.lower()] = action_name
             body = _keyword_args(section.items[2:])
             params = body.get(":parameters")
             shape.actions.append(ActionShape(
-                name=section.items[1],
+                name=action_name,
                 parameters=typed_list(params.items, path) if isinstance(params, SList) else [],
                 precondition=body.get(":precondition"),
                 effect=body.get(":effect"),
@@ -168,22 +208,57 @@ def read_domain(form: SList, path: str | None) -> DomainShape:
     return shape
 
 
+class _SectionTracker:
+    """Refuses a second ``(:types ...)``, ``(:init ...)``, ... in one define form."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.first: dict[str, SList] = {}
+
+    def enter(self, section: SList) -> str:
+        head = section.head() or ""
+        if head in _SINGLE_SECTIONS:
+            if head in self.first:
+                raise PDDLSyntaxError(f"second ({head} ...) section (first at line {self.first[head].line})",
+                                      self.path, section.line, section.col)
+            self.first[head] = section
+        return head
+
+
+def check_requirements(section: SList, path: str | None) -> None:
+    """Every flag of a ``(:requirements ...)`` section is a known PDDL requirement."""
+    for item in section.items[1:]:
+        if isinstance(item, SList):
+            raise PDDLSyntaxError("expected a requirement flag such as :strips", path, item.line, item.col)
+        if item.text.lower() not in KNOWN_REQUIREMENTS:
+            raise PDDLSyntaxError(f"unknown requirement '{item.text.lower()}'", path, item.line, item.col)
+
+
 def read_problem(form: SList, path: str | None) -> ProblemShape:
     """Collect objects, init and goal of a problem ``define`` form."""
     _, name = define_kind(form, path)
     shape = ProblemShape(name=name, node=form)
+    seen = _SectionTracker(path)
     for section in form.items[2:]:
         if not isinstance(section, SList) or section.head() is None:
             raise PDDLSyntaxError("expected a (:section ...) in the problem", path, section.line, section.col)
-        head = section.head()
-        if head == ":domain" and len(section.items) == 2 and isinstance(section.items[1], Token):
+        head = seen.enter(section)
+        if head == ":domain":
+            if len(section.items) != 2 or not isinstance(section.items[1], Token):
+                raise PDDLSyntaxError("expected (:domain NAME)", path, section.line, section.col)
             shape.domain_name = section.items[1]
+        elif head == ":requirements":
+            check_requirements(section, path)
+            shape.other_sections.append(section)
         elif head == ":objects":
-            shape.objects = typed_list(section.items[1:], path)
+            shape.objects = typed_list(section.items[1:], path, allow_either=False)
         elif head == ":init":
             shape.init = section.items[1:]
             shape.init_node = section
         elif head == ":goal":
+            if len(section.items) > 2:
+                extra = section.items[2]
+                raise PDDLSyntaxError("expected one formula in (:goal ...)", path, extra.line, extra.col)
             shape.goal = section.items[1] if len(section.items) > 1 else None
         else:
             shape.other_sections.append(section)
@@ -191,17 +266,27 @@ def read_problem(form: SList, path: str | None) -> ProblemShape:
 
 
 def atom_uses(node: Node | None, where: str, negated: bool = False) -> list[Use]:
-    """Every predicate application inside a formula (connectives and quantifiers skipped)."""
-    if node is None or isinstance(node, Token):
-        return []
-    head = node.head()
-    if head is None:
-        return [use for item in node.items for use in atom_uses(item, where, negated)]
-    if head in ("forall", "exists"):
-        return [use for item in node.items[2:] for use in atom_uses(item, where, negated)]
-    if head == "not":
-        return [use for item in node.items[1:] for use in atom_uses(item, where, not negated)]
-    if head in CONNECTIVES:
-        return [use for item in node.items[1:] for use in atom_uses(item, where, negated)]
-    args = [item for item in node.items[1:] if isinstance(item, Token)]
-    return [Use(node.items[0], args, where, negated)]
+    """Every predicate application inside a formula (connectives and quantifiers skipped).
+
+    Iterative (an explicit stack, uses in source order), so no nesting depth can overflow it.
+    """
+    out: list[Use] = []
+    stack: list[tuple[Node, bool]] = [(node, negated)] if node is not None else []
+    while stack:
+        item, neg = stack.pop()
+        if isinstance(item, Token):
+            continue
+        head = item.head()
+        if head is None:
+            children, child_neg = item.items, neg
+        elif head in ("forall", "exists"):
+            children, child_neg = item.items[2:], neg
+        elif head == "not":
+            children, child_neg = item.items[1:], not neg
+        elif head in CONNECTIVES:
+            children, child_neg = item.items[1:], neg
+        else:
+            out.append(Use(item.items[0], [t for t in item.items[1:] if isinstance(t, Token)], where, neg))
+            continue
+        stack.extend((child, child_neg) for child in reversed(children))
+    return out

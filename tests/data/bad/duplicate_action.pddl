@@ -1,0 +1,6 @@
+; two actions named 'go': an error at the second one (asg used to keep the first silently)
+(define (domain twice)
+  (:predicates (p) (q))
+  (:action go :parameters () :precondition (p) :effect (q))
+  (:action go :parameters () :precondition (q) :effect (p)))
+(define (problem twice-1) (:domain twice) (:init (p)) (:goal (q)))
