@@ -1,15 +1,18 @@
 """Landmark graphs drawn with matplotlib in a layered layout (no system graphviz needed).
 
 Layers follow the longest chain of sound orderings into each landmark, so everything
-a landmark needs sits above it. Edge style shows the ordering kind.
+a landmark needs sits above it. Edge style shows the ordering kind. :func:`layered_layout`
+is the pure layout, shared with the HTML view (``html_view``).
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import networkx as nx
-
-from asg.planning.landmark_graph import LandmarkGraph
+if TYPE_CHECKING:
+    import networkx as nx
+    from asg.planning.landmark_graph import LandmarkGraph
 
 EDGE_STYLE = {  # kind -> (line style, colour)
     "greedy-necessary": ("solid", "#1f4e79"),
@@ -20,23 +23,85 @@ EDGE_STYLE = {  # kind -> (line style, colour)
 
 def layered_positions(graph: nx.DiGraph) -> dict[int, tuple[float, float]]:
     """x within a layer, y = -layer; layers by longest path from the sources."""
-    layer: dict[int, int] = {}
-    for node in nx.topological_sort(graph):
-        preds = list(graph.predecessors(node))
-        layer[node] = 1 + max((layer[p] for p in preds), default=-1)
-    rows: dict[int, list[int]] = {}
+    return layered_layout(graph.nodes, graph.edges)
+
+
+def layered_layout(nodes: Iterable[int], edges: Iterable[tuple[int, int]], *,
+                   widths: Mapping[int, float] | None = None, gap: float = 1.0,
+                   max_row: int | None = None, wrap_step: float = 0.6) -> dict[int, tuple[float, float]]:
+    """Positions of a DAG's nodes: (x, -height of its row), pure Python and deterministic.
+
+    A node's layer is the longest chain of edges into it, except that a source sits just
+    above its first successor (initially true landmarks next to what needs them). Rows are
+    ordered by the mean position of neighbours (a few barycentre sweeps, fewer crossings);
+    a layer of more than ``max_row`` nodes wraps onto several rows, ``wrap_step`` apart (layers
+    are 1 apart). Within a row, nodes of ``widths`` (default 0) are packed ``gap`` apart and
+    centred on x = 0.
+    """
+    edges = list(edges)
+    layer = _layers(nodes, edges)
+    preds: dict[int, list[int]] = {n: [] for n in layer}
+    succs: dict[int, list[int]] = {n: [] for n in layer}
+    for u, v in edges:
+        preds[v].append(u)
+        succs[u].append(v)
+    by_layer: dict[int, list[int]] = {}
     for node in sorted(layer):
-        rows.setdefault(layer[node], []).append(node)
-    positions = {}
-    for depth, nodes in rows.items():
-        # order each row by the mean x of its parents to reduce crossings
-        if depth:
-            nodes.sort(key=lambda n: sum(positions[p][0] for p in graph.predecessors(n))
-                       / max(1, graph.in_degree(n)))
-        width = len(nodes)
-        for i, node in enumerate(nodes):
-            positions[node] = (i - (width - 1) / 2, -float(depth))
+        by_layer.setdefault(layer[node], []).append(node)
+    rows = [by_layer[d] for d in sorted(by_layer)]
+    rank = {n: (i + 0.5) / len(row) for row in rows for i, n in enumerate(row)}
+    for sweep in range(4):  # down by parents, up by children, twice
+        order = rows if sweep % 2 == 0 else rows[::-1]
+        for row in order:
+            near = preds if sweep % 2 == 0 else succs
+            row.sort(key=lambda n: _mean([rank[p] for p in near[n]], rank[n]))
+            for i, node in enumerate(row):
+                rank[node] = (i + 0.5) / len(row)  # rows of any length compare
+    size = widths or {}
+    positions: dict[int, tuple[float, float]] = {}
+    y = 0.0
+    for row in rows:
+        pieces = -(-len(row) // max_row) if max_row else 1
+        for k in range(pieces):  # every k-th node: each wrapped row spans the layer's order
+            if k:
+                y -= wrap_step
+            chunk = row[k::pieces]
+            total = sum(size.get(n, 0.0) for n in chunk) + gap * (len(chunk) - 1)
+            x = -total / 2
+            for node in chunk:
+                w = size.get(node, 0.0)
+                positions[node] = (x + w / 2, y)
+                x += w + gap
+        y -= 1.0
     return positions
+
+
+def _layers(nodes: Iterable[int], edges: Iterable[tuple[int, int]]) -> dict[int, int]:
+    """Longest-path layers (Kahn's order, smallest id first); sources moved down to their successors."""
+    succs: dict[int, list[int]] = {n: [] for n in nodes}
+    indegree = dict.fromkeys(succs, 0)
+    for u, v in edges:
+        succs[u].append(v)
+        indegree[v] += 1
+    sources = [n for n in sorted(succs) if indegree[n] == 0]
+    layer = dict.fromkeys(sources, 0)
+    queue = list(sources)
+    for node in queue:
+        for succ in succs[node]:
+            layer[succ] = max(layer.get(succ, 0), layer[node] + 1)
+            indegree[succ] -= 1
+            if indegree[succ] == 0:
+                queue.append(succ)
+    if len(layer) != len(succs):
+        raise ValueError("layered_layout needs an acyclic graph")
+    for node in sources:
+        if succs[node]:
+            layer[node] = min(layer[s] for s in succs[node]) - 1
+    return layer
+
+
+def _mean(values: list[float], default: float) -> float:
+    return sum(values) / len(values) if values else default
 
 
 def draw(graph: LandmarkGraph, path: str | Path, reduce: bool = True) -> Path:
