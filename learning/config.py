@@ -5,20 +5,31 @@ Appendix G ("App. G"), and the official code as surveyed in ``shared/research/re
 ("§1.5" … "§1.8"). Where the two disagree the field says which one the default follows.
 
 ``TrainConfig`` is what a run saves as ``config.json``; ``config_to_dict`` / ``config_from_dict``
-round-trip it, and ``merge_overrides`` applies a partial JSON dict (``--config FILE``).
+round-trip it, and ``merge_overrides`` applies a partial JSON dict (``--config FILE``); all three
+are the shared reader of ``configio``. Types are checked there, every field's range in the
+``__post_init__`` below; ``check_subgoals`` is the check that needs the domain's model.
 """
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from asg.learning.configio import Checker, deep_merge, did_you_mean, override, read_config, show, to_dict
 from asg.learning.errors import ConfigError
 
+__all__ = ["DOMAIN_DIVERSITY", "DiversityConfig", "FlatConfig", "HierarchicalConfig", "MetaConfig", "QConfig",
+           "TrainConfig", "check_subgoals", "config_from_dict", "config_to_dict", "deep_merge", "default_learner",
+           "make_config", "merge_overrides", "small_preset"]  # deep_merge: re-exported from configio
 
-def _check(cond: bool, message: str) -> None:
-    if not cond:
-        raise ConfigError(message)
+
+def _epsilons(c: Checker, start: float, end: float) -> None:
+    """ε schedules: both in [0, 1], the floor at most the start."""
+    c.number("epsilon_start", ge=0.0, le=1.0)
+    c.number("epsilon_min", ge=0.0, le=1.0)
+    c.require(end <= start, "epsilon_min", f"expected <= epsilon_start ({show(start)}), got {show(end)}")
+    c.number("epsilon_decay", gt=0.0, le=1.0)
 
 
 @dataclass(frozen=True)
@@ -57,16 +68,17 @@ class QConfig:
     random_ties: bool = True  # exploring greedy step: a full tie (an unlearned state) acts at random (ours)
 
     def __post_init__(self) -> None:
-        _check(0.0 < self.gamma <= 1.0, f"q.gamma must be in (0, 1], got {self.gamma}")
-        _check(0.0 <= self.epsilon_min <= self.epsilon_start <= 1.0,
-               "q epsilons must satisfy 0 <= epsilon_min <= epsilon_start <= 1")
-        _check(0.0 < self.epsilon_decay <= 1.0, "q.epsilon_decay must be in (0, 1]")
-        _check(self.decay_on in ("success", "episode"), f"q.decay_on: unknown {self.decay_on!r}")
-        _check(0.0 < self.lr_min <= 1.0, "q.lr_min must be in (0, 1]")
+        c = Checker(self, "q")
+        c.number("gamma", gt=0.0, le=1.0)
+        _epsilons(c, self.epsilon_start, self.epsilon_min)
+        c.literal("decay_on")
+        c.flag("lr_follows_epsilon")
+        c.number("lr_min", gt=0.0, le=1.0)
         for name in ("replay_capacity", "sil_capacity", "batch_size", "update_every"):
-            _check(getattr(self, name) >= 1, f"q.{name} must be >= 1")
-        _check(self.sil_batch_size >= 0 and self.learning_starts >= 0,
-               "q.sil_batch_size and q.learning_starts must be >= 0")
+            c.integer(name, ge=1)
+        c.integer("sil_batch_size", ge=0)
+        c.integer("learning_starts", ge=0)
+        c.flag("random_ties")
 
 
 @dataclass(frozen=True)
@@ -86,19 +98,31 @@ class DiversityConfig:
     kmeans_buffer: int = 1000  # M recent terminal states kept for re-clustering (App. D)
 
     def __post_init__(self) -> None:
-        _check(self.k >= 1, f"diversity.k must be >= 1, got {self.k}")
-        for name, k in self.k_overrides:
-            _check(isinstance(name, str) and int(k) >= 1, f"diversity.k_overrides: bad entry {name!r}")
-        _check(self.alpha >= 0.0, "diversity.alpha must be >= 0")
-        _check(self.log_p_min < 0.0, "diversity.log_p_min must be < 0")
+        c = Checker(self, "diversity")
+        c.integer("k", ge=1)
+        c.require(isinstance(self.k_overrides, tuple), "k_overrides",
+                  f"expected a list of [subgoal, k] pairs, got {show(self.k_overrides)}")
+        seen: set[str] = set()
+        for i, entry in enumerate(self.k_overrides):
+            ok = (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str) and entry[0]
+                  and isinstance(entry[1], int) and not isinstance(entry[1], bool) and entry[1] >= 1)
+            c.require(bool(ok), f"k_overrides[{i}]", f"expected a [subgoal name, k >= 1] pair, got {entry!r}")
+            c.require(entry[0] not in seen, f"k_overrides[{i}]", f"subgoal {entry[0]!r} is overridden twice")
+            seen.add(entry[0])
+        c.number("alpha", ge=0.0)
+        c.number("log_p_min", lt=0.0)
         # Eq. 2 needs -1 < α·R_d <= 0 so that reaching the landmark always pays (Prop. B.1);
         # the official values sit on the boundary (0.2 · -5 = -1), which we accept.
-        _check(self.alpha * -self.log_p_min <= 1.0 + 1e-9,
-               "diversity.alpha * -log_p_min must be <= 1 (Eq. 2: -1 < α·R_d <= 0)")
-        _check(self.count_smoothing > 0.0 and self.laplace > 0.0, "diversity smoothing must be > 0")
-        _check(0.0 < self.grow_below_epsilon <= 1.0, "diversity.grow_below_epsilon must be in (0, 1]")
-        _check(self.abstraction in ("exact", "kmeans"), f"diversity.abstraction: {self.abstraction!r}")
-        _check(self.kmeans_buffer >= 2, "diversity.kmeans_buffer must be >= 2")
+        c.require(self.alpha * -self.log_p_min <= 1.0 + 1e-9, "alpha",
+                  f"expected alpha * -log_p_min <= 1 (Eq. 2: -1 < α·R_d <= 0), got {show(self.alpha)} * "
+                  f"{show(-self.log_p_min)}")
+        c.flag("curriculum")
+        c.number("count_smoothing", gt=0.0)
+        c.number("grow_below_epsilon", gt=0.0, le=1.0)
+        c.number("laplace", gt=0.0)
+        c.flag("bonus_on_failure")
+        c.literal("abstraction")
+        c.integer("kmeans_buffer", ge=2)
 
     def k_for(self, subgoal_name: str) -> int:
         """k for one subgoal, honouring ``k_overrides``."""
@@ -124,12 +148,15 @@ class MetaConfig:
     state: Literal["history", "low-level"] = "history"  # meta-state (App. E; F.3)
 
     def __post_init__(self) -> None:
-        _check(0.0 < self.lr <= 1.0 and 0.0 < self.gamma <= 1.0, "meta.lr and meta.gamma must be in (0, 1]")
-        _check(0.0 <= self.epsilon_min <= self.epsilon_start <= 1.0, "meta epsilons out of order")
-        _check(0.0 < self.epsilon_decay <= 1.0, "meta.epsilon_decay must be in (0, 1]")
-        _check(self.memory_size >= 1 and self.batch_size >= 1 and self.replay_batches >= 0,
-               "meta memory sizes must be positive")
-        _check(self.state in ("history", "low-level"), f"meta.state: unknown {self.state!r}")
+        c = Checker(self, "meta")
+        c.number("lr", gt=0.0, le=1.0)
+        c.number("gamma", gt=0.0, le=1.0)
+        _epsilons(c, self.epsilon_start, self.epsilon_min)
+        c.number("subgoal_reward", ge=0.0)
+        c.integer("memory_size", ge=1)
+        c.integer("replay_batches", ge=0)
+        c.integer("batch_size", ge=1)
+        c.literal("state")
 
 
 @dataclass(frozen=True)
@@ -145,8 +172,13 @@ class HierarchicalConfig:
     meta: MetaConfig = field(default_factory=MetaConfig)
 
     def __post_init__(self) -> None:
-        _check(self.subgoals in ("landmarks", "plan"), f"subgoals: unknown {self.subgoals!r}")
-        _check(self.skill_max_steps >= 1, "skill_max_steps must be >= 1")
+        c = Checker(self, "learner")
+        c.literal("kind")
+        c.literal("subgoals")
+        c.integer("skill_max_steps", ge=1)
+        c.flag("strict_ordering")
+        for name, cls in (("q", QConfig), ("diversity", DiversityConfig), ("meta", MetaConfig)):
+            c.require(isinstance(getattr(self, name), cls), name, f"expected a {cls.__name__}")
 
 
 @dataclass(frozen=True)
@@ -163,9 +195,13 @@ class FlatConfig:
         epsilon_decay=0.995, decay_on="episode", lr_follows_epsilon=False, lr_min=0.1))
 
     def __post_init__(self) -> None:
-        _check(self.reward in ("goal", "landmark-shaping"), f"reward: unknown {self.reward!r}")
-        _check(self.sil_rule in ("success", "best"), f"sil_rule: unknown {self.sil_rule!r}")
-        _check(self.episode_max_steps >= 1, "episode_max_steps must be >= 1")
+        c = Checker(self, "learner")
+        c.literal("kind")
+        c.literal("reward")
+        c.integer("episode_max_steps", ge=1)
+        c.number("goal_reward", gt=0.0)
+        c.literal("sil_rule")
+        c.require(isinstance(self.q, QConfig), "q", "expected a QConfig")
 
 
 @dataclass(frozen=True)
@@ -184,10 +220,16 @@ class TrainConfig:
     checkpoint_interval: int = 50_000  # env steps between checkpoints
 
     def __post_init__(self) -> None:
-        _check(self.total_steps >= 1, "total_steps must be >= 1")
-        _check(self.eval_interval >= 1 and self.eval_episodes >= 1, "eval_interval/eval_episodes must be >= 1")
-        _check(self.early_stop_evals >= 0 and self.checkpoint_interval >= 1, "bad early_stop/checkpoint")
-        _check(self.seed >= 0, "seed must be >= 0")
+        c = Checker(self)
+        c.text("domain")
+        c.text("method")
+        c.require(isinstance(self.learner, (HierarchicalConfig, FlatConfig)), "learner",
+                  "expected a HierarchicalConfig or a FlatConfig")
+        c.integer("seed", ge=0)
+        c.text("model", optional=True)
+        for name in ("total_steps", "eval_interval", "eval_episodes", "checkpoint_interval"):
+            c.integer(name, ge=1)
+        c.integer("early_stop_evals", ge=0)
 
 
 def default_learner(method: str) -> HierarchicalConfig | FlatConfig:
@@ -233,75 +275,30 @@ def make_config(domain: str, method: str, **overrides: Any) -> TrainConfig:
 
 
 def config_to_dict(cfg: Any) -> dict[str, Any]:
-    """A dict of a config dataclass, ready for ``json.dumps`` (which writes tuples as lists)."""
-    return dataclasses.asdict(cfg)
+    """The JSON-safe dict of a config dataclass (tuples become lists); see ``configio.to_dict``."""
+    return to_dict(cfg)
 
 
-def _build(cls: type, data: dict[str, Any], where: str) -> Any:
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where}: expected an object, got {type(data).__name__}")
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise ConfigError(f"{where}: unknown field {unknown[0]!r} (known: {', '.join(fields)})")
-    kwargs: dict[str, Any] = {}
-    for name, value in data.items():
-        sub = _NESTED.get((cls, name))
-        if sub is not None:
-            kwargs[name] = _build(sub, value, f"{where}.{name}")
-        elif name == "k_overrides":
-            kwargs[name] = tuple((str(n), int(k)) for n, k in (value.items() if isinstance(value, dict) else value))
-        else:
-            kwargs[name] = value
-    try:
-        return cls(**kwargs)
-    except TypeError as err:
-        raise ConfigError(f"{where}: {err}") from None
+def config_from_dict(data: Any, where: str = "config") -> TrainConfig:
+    """Rebuild a ``TrainConfig`` from ``config_to_dict`` output; raises ``ConfigError`` naming the key."""
+    return read_config(TrainConfig, data, where)
 
 
-_NESTED: dict[tuple[type, str], type] = {
-    (HierarchicalConfig, "q"): QConfig, (HierarchicalConfig, "diversity"): DiversityConfig,
-    (HierarchicalConfig, "meta"): MetaConfig, (FlatConfig, "q"): QConfig,
-}
-
-
-def config_from_dict(data: dict[str, Any], where: str = "config") -> TrainConfig:
-    """Rebuild a ``TrainConfig`` from ``config_to_dict`` output; raises ``ConfigError``."""
-    if not isinstance(data, dict) or "learner" not in data:
-        raise ConfigError(f"{where}: not a training config (no 'learner')")
-    learner = data["learner"]
-    kind = learner.get("kind") if isinstance(learner, dict) else None
-    cls = {"hierarchical": HierarchicalConfig, "flat": FlatConfig}.get(kind)  # type: ignore[arg-type]
-    if cls is None:
-        raise ConfigError(f"{where}.learner: unknown kind {kind!r}")
-    top = dict(data)
-    top["learner"] = _build(cls, learner, f"{where}.learner")
-    fields = {f.name for f in dataclasses.fields(TrainConfig)}
-    unknown = sorted(set(top) - fields)
-    if unknown:
-        raise ConfigError(f"{where}: unknown field {unknown[0]!r}")
-    try:
-        return TrainConfig(**top)
-    except TypeError as err:
-        raise ConfigError(f"{where}: {err}") from None
-
-
-def deep_merge(base: dict[str, Any], extra: Any, where: str = "config") -> dict[str, Any]:
-    """``base`` (a config as a dict) with the fields of the partial dict ``extra`` on top, nested
-    objects merged key by key; a key ``base`` lacks is a ``ConfigError`` naming ``where``."""
-    if not isinstance(extra, dict):
-        raise ConfigError(f"{where}: expected an object")
-    out = dict(base)
-    for key, value in extra.items():
-        if key not in base:
-            raise ConfigError(f"{where}: unknown field {key!r}")
-        out[key] = deep_merge(base[key], value, f"{where}.{key}") if isinstance(base[key], dict) else value
-    return out
-
-
-def merge_overrides(cfg: TrainConfig, overrides: dict[str, Any], where: str = "config") -> TrainConfig:
+def merge_overrides(cfg: TrainConfig, overrides: Any, where: str = "config") -> TrainConfig:
     """Apply a partial dict (nested like ``config_to_dict``) onto ``cfg``."""
-    return config_from_dict(deep_merge(config_to_dict(cfg), overrides, where), where)
+    return override(cfg, overrides, where)
+
+
+def check_subgoals(cfg: TrainConfig, subgoal_names: Sequence[str], where: str = "config") -> None:
+    """Refuse a ``k_overrides`` entry that names no subgoal of the domain's model (``subgoal_names``:
+    ``SubgoalSet.names()``, landmarks for ASGRL); call it once the model is known."""
+    if not isinstance(cfg.learner, HierarchicalConfig):
+        return
+    names, kind = list(subgoal_names), "landmark" if cfg.learner.subgoals == "landmarks" else "plan subgoal"
+    for i, (name, _) in enumerate(cfg.learner.diversity.k_overrides):
+        if name not in names:
+            raise ConfigError(f"{where}.learner.diversity.k_overrides[{i}]: {name!r} is not a {kind} of "
+                              f"the domain's model{did_you_mean(name, names)}")
 
 
 def small_preset(cfg: TrainConfig, total_steps: int = 20_000) -> TrainConfig:

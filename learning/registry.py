@@ -14,7 +14,7 @@ import gymnasium as gym
 
 from asg.learning.asgrl import HierarchicalLearner
 from asg.learning.baselines import FlatLearner
-from asg.learning.config import FlatConfig, HierarchicalConfig, TrainConfig
+from asg.learning.config import FlatConfig, HierarchicalConfig, TrainConfig, check_subgoals
 from asg.learning.episode import Learner
 from asg.learning.errors import DomainError
 from asg.learning.subgoals import Labeler, SubgoalSet, landmark_subgoals, plan_subgoals
@@ -74,8 +74,11 @@ def bind_domain(name: str, model: str | Path | None = None) -> DomainBinding:
 def make_subgoals(cfg: TrainConfig, task: Task) -> SubgoalSet:
     """The learner's subgoals: landmarks (ASGRL, Landmark-HRL, flat shaping) or a plan (Plan-HRL)."""
     if isinstance(cfg.learner, HierarchicalConfig) and cfg.learner.subgoals == "plan":
-        return plan_subgoals(task)
-    return landmark_subgoals(task)
+        subgoals = plan_subgoals(task)
+    else:
+        subgoals = landmark_subgoals(task)
+    check_subgoals(cfg, subgoals.names())  # a k_overrides entry must name one of them
+    return subgoals
 
 
 def env_max_steps(cfg: TrainConfig, subgoals: SubgoalSet) -> int:

@@ -16,19 +16,15 @@ meta-controller calls the programs), 100 epochs and two physics threads.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from asg.learning import configio
+from asg.learning.configio import Checker
 from asg.learning.errors import ConfigError
 
 STRATEGIES = ("future", "final")
 GOAL_MODES = ("uniform", "programs", "mixed")
-
-
-def _check(cond: bool, message: str) -> None:
-    if not cond:
-        raise ConfigError(message)
 
 
 @dataclass(frozen=True)
@@ -48,15 +44,19 @@ class AgentConfig:
     clip_target: bool = True  # TD targets clipped to [−1/(1 − γ), 0], the sparse return range (baselines)
 
     def __post_init__(self) -> None:
-        _check(isinstance(self.hidden, tuple) and len(self.hidden) >= 1 and all(h >= 1 for h in self.hidden),
-               "agent.hidden must be a non-empty tuple of positive layer sizes")
-        _check(0.0 < self.gamma < 1.0, f"agent.gamma must be in (0, 1), got {self.gamma}")
-        _check(self.lr_actor > 0 and self.lr_critic > 0, "agent.lr_actor and agent.lr_critic must be > 0")
-        _check(self.batch_size >= 1, "agent.batch_size must be >= 1")
-        _check(0.0 <= self.polyak < 1.0, f"agent.polyak must be in [0, 1), got {self.polyak}")
-        _check(self.action_l2 >= 0, "agent.action_l2 must be >= 0")
-        _check(self.clip_obs > 0 and self.norm_clip > 0 and self.norm_eps > 0,
-               "agent.clip_obs, agent.norm_clip and agent.norm_eps must be > 0")
+        c = Checker(self, "agent")
+        c.require(isinstance(self.hidden, tuple) and len(self.hidden) >= 1
+                  and all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in self.hidden),
+                  "hidden", f"expected a non-empty list of layer sizes >= 1, got {self.hidden!r}")
+        c.number("gamma", gt=0.0, lt=1.0)
+        c.number("lr_actor", gt=0.0)
+        c.number("lr_critic", gt=0.0)
+        c.integer("batch_size", ge=1)
+        c.number("polyak", ge=0.0, lt=1.0)
+        c.number("action_l2", ge=0.0)
+        for name in ("clip_obs", "norm_clip", "norm_eps"):
+            c.number(name, gt=0.0)
+        c.flag("clip_target")
 
 
 @dataclass(frozen=True)
@@ -69,10 +69,11 @@ class ReplayConfig:
     state_buffer_size: int = 10_000  # final states kept for no-reset starts (E.1; size ours)
 
     def __post_init__(self) -> None:
-        _check(self.strategy in STRATEGIES, f"replay.strategy must be one of {STRATEGIES}")
-        _check(self.replay_k >= 0, "replay.replay_k must be >= 0")
-        _check(self.buffer_size >= 1 and self.state_buffer_size >= 1,
-               "replay.buffer_size and replay.state_buffer_size must be >= 1")
+        c = Checker(self, "replay")
+        c.choice("strategy", STRATEGIES)
+        c.integer("replay_k", ge=0)
+        c.integer("buffer_size", ge=1)
+        c.integer("state_buffer_size", ge=1)
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,9 @@ class ExploreConfig:
     random_eps: float = 0.3  # probability of a uniformly random action (baselines)
 
     def __post_init__(self) -> None:
-        _check(self.noise_eps >= 0, "explore.noise_eps must be >= 0")
-        _check(0.0 <= self.random_eps <= 1.0, "explore.random_eps must be in [0, 1]")
+        c = Checker(self, "explore")
+        c.number("noise_eps", ge=0.0)
+        c.number("random_eps", ge=0.0, le=1.0)
 
 
 @dataclass(frozen=True)
@@ -111,13 +113,20 @@ class DemoConfig:
     dagger_weight: float = 1.0  # weight of their behaviour-cloning term, no Q-filter (ours)
 
     def __post_init__(self) -> None:
-        _check(self.episodes >= 0, "demos.episodes must be >= 0")
-        _check(self.bc_weight >= 0 and self.q_weight > 0, "demos.bc_weight must be >= 0 and demos.q_weight > 0")
-        _check(self.batch_size >= 1, "demos.batch_size must be >= 1")
-        _check(0.0 <= self.reset_prob <= 1.0, "demos.reset_prob must be in [0, 1]")
-        _check(self.pretrain_steps >= 0, "demos.pretrain_steps must be >= 0")
-        _check(self.dagger_size >= 1 and self.dagger_batch >= 1 and self.dagger_weight >= 0,
-               "demos.dagger_size and demos.dagger_batch must be >= 1, demos.dagger_weight >= 0")
+        c = Checker(self, "demos")
+        c.integer("episodes", ge=0)
+        c.number("bc_weight", ge=0.0)
+        c.number("q_weight", gt=0.0)
+        c.flag("q_filter")
+        c.integer("batch_size", ge=1)
+        c.flag("her")
+        c.number("reset_prob", ge=0.0, le=1.0)
+        c.flag("reset_anneal")
+        c.integer("pretrain_steps", ge=0)
+        c.flag("dagger")
+        c.integer("dagger_size", ge=1)
+        c.integer("dagger_batch", ge=1)
+        c.number("dagger_weight", ge=0.0)
 
     @property
     def enabled(self) -> bool:
@@ -151,21 +160,23 @@ class ScheduleConfig:
     checkpoint_every: int = 5  # epochs between checkpoints (ours: a full buffer pickles to ~350 MB)
 
     def __post_init__(self) -> None:
-        _check(self.epochs_phase1 >= 0 and self.epochs_phase2 >= 0 and self.total_epochs >= 1,
-               "schedule: epochs must be >= 0 and at least one epoch in all")
+        c = Checker(self, "schedule")
+        c.integer("epochs_phase1", ge=0)
+        c.integer("epochs_phase2", ge=0)
+        c.require(self.total_epochs >= 1, "epochs_phase2",
+                  "expected at least one epoch in all (epochs_phase1 + epochs_phase2 >= 1), got 0")
         for name in ("cycles", "episodes_per_cycle", "horizon", "threads", "torch_threads",
                      "checkpoint_every"):
-            _check(getattr(self, name) >= 1, f"schedule.{name} must be >= 1")
-        _check(self.batches >= 0 and self.eval_episodes >= 0, "schedule.batches and eval_episodes must be >= 0")
-        _check(0.0 <= self.p_reset <= 1.0, "schedule.p_reset must be in [0, 1]")
-        _check(0.0 <= self.chained_starts <= 1.0, "schedule.chained_starts must be in [0, 1]")
-        _check(self.goal_z_tolerance is None or self.goal_z_tolerance > 0.0,
-               "schedule.goal_z_tolerance must be > 0 (or null)")
-        _check(self.phase1_goals in GOAL_MODES, f"schedule.phase1_goals must be one of {GOAL_MODES}")
-        _check(0.0 <= self.p_program_goal <= 1.0, "schedule.p_program_goal must be in [0, 1]")
-        _check(self.anneal_epochs is None or self.anneal_epochs >= 1, "schedule.anneal_epochs must be >= 1")
-        _check(isinstance(self.programs, tuple) and len(set(self.programs)) == len(self.programs),
-               "schedule.programs must be a tuple of distinct program names")
+            c.integer(name, ge=1)
+        c.integer("batches", ge=0)
+        c.integer("eval_episodes", ge=0)
+        c.number("p_reset", ge=0.0, le=1.0)
+        c.choice("phase1_goals", GOAL_MODES)
+        c.number("p_program_goal", ge=0.0, le=1.0)
+        c.integer("anneal_epochs", ge=1, optional=True)
+        c.number("chained_starts", ge=0.0, le=1.0)
+        c.number("goal_z_tolerance", gt=0.0, optional=True)
+        c.names("programs")
 
     @property
     def total_epochs(self) -> int:
@@ -184,8 +195,14 @@ class GoalPolicyConfig:
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
 
     def __post_init__(self) -> None:
-        _check(self.replay.buffer_size >= self.schedule.horizon,
-               "replay.buffer_size must hold at least one episode (>= schedule.horizon)")
+        c = Checker(self)
+        c.text("preset")
+        for name, cls in (("agent", AgentConfig), ("replay", ReplayConfig), ("explore", ExploreConfig),
+                          ("demos", DemoConfig), ("schedule", ScheduleConfig)):
+            c.require(isinstance(getattr(self, name), cls), name, f"expected a {cls.__name__}")
+        c.require(self.replay.buffer_size >= self.schedule.horizon, "replay.buffer_size",
+                  f"expected room for one episode (>= schedule.horizon = {self.schedule.horizon}), "
+                  f"got {self.replay.buffer_size}")
 
 
 def paper() -> GoalPolicyConfig:
@@ -218,32 +235,13 @@ def preset(name: str) -> GoalPolicyConfig:
 
 
 def to_dict(config: GoalPolicyConfig) -> dict[str, Any]:
-    """A JSON-ready dict (tuples become lists)."""
-    return dataclasses.asdict(config)
-
-
-_SECTIONS = {"agent": AgentConfig, "replay": ReplayConfig, "explore": ExploreConfig,
-             "demos": DemoConfig, "schedule": ScheduleConfig}
+    """A JSON-ready dict (tuples become lists); :func:`from_dict` inverts it."""
+    return configio.to_dict(config)
 
 
 def from_dict(data: Any, where: str = "config") -> GoalPolicyConfig:
     """The config from :func:`to_dict` output, or a partial dict over the ``paper`` defaults."""
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where}: expected a JSON object")
-    unknown = set(data) - {"preset", *_SECTIONS}
-    if unknown:
-        raise ConfigError(f"{where}: unknown field(s) {sorted(unknown)}")
-    parts: dict[str, Any] = {}
-    try:
-        for name, cls in _SECTIONS.items():
-            section = dict(data.get(name, {}))
-            for key in ("hidden", "programs"):
-                if key in section:
-                    section[key] = tuple(section[key])
-            parts[name] = cls(**section)
-        return GoalPolicyConfig(preset=str(data.get("preset", "paper")), **parts)
-    except TypeError as err:
-        raise ConfigError(f"{where}: {err}") from None
+    return configio.read_config(GoalPolicyConfig, data, where)
 
 
 def with_epochs(config: GoalPolicyConfig, phase1: int, phase2: int) -> GoalPolicyConfig:

@@ -9,22 +9,17 @@ marked "ours" have no published value.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from asg.learning.errors import ConfigError
+from asg.learning import configio
+from asg.learning.configio import Checker
 
 LANDMARK_MODES = ("off", "prior", "bonus")
 CURRICULA = ("random", "learning-progress")
 Q_ESTIMATES = ("softmax", "mean")
 INITIAL_STATES = ("table", "stacked")
 BACKENDS = ("local", "ray")
-
-
-def _check(cond: bool, message: str) -> None:
-    if not cond:
-        raise ConfigError(message)
 
 
 @dataclass(frozen=True)
@@ -40,9 +35,11 @@ class NetConfig:
     lr: float = 1e-4  # Adam learning rate (T5)
 
     def __post_init__(self) -> None:
+        c = Checker(self, "net")
         for name in ("obs_hidden", "obs_encoding", "program_embedding", "lstm_hidden", "head_hidden"):
-            _check(getattr(self, name) >= 1, f"net.{name} must be >= 1")
-        _check(self.init_range > 0 and self.lr > 0, "net.init_range and net.lr must be > 0")
+            c.integer(name, ge=1)
+        c.number("init_range", gt=0.0)
+        c.number("lr", gt=0.0)
 
 
 @dataclass(frozen=True)
@@ -65,19 +62,21 @@ class SearchConfig:
     landmark_weight: float = 0.5  # λ of the prior mix, or the coefficient of the bonus term (ours)
 
     def __post_init__(self) -> None:
-        _check(self.c_puct >= 0 and self.c_level >= 0, "search.c_puct and search.c_level must be >= 0")
-        _check(0.0 < self.gamma <= 1.0, f"search.gamma must be in (0, 1], got {self.gamma}")
-        _check(self.failure_value < 0, "search.failure_value must be negative")
+        c = Checker(self, "search")
+        c.number("c_puct", ge=0.0)
+        c.number("c_level", ge=0.0)
+        c.number("gamma", gt=0.0, le=1.0)
+        c.number("failure_value", lt=0.0)
         for name in ("simulations", "simulations_exploit", "sub_simulations", "max_calls"):
-            _check(getattr(self, name) >= 1, f"search.{name} must be >= 1")
-        _check(self.temperature > 0, "search.temperature must be > 0")
-        _check(0.0 <= self.dirichlet_eps <= 1.0 and self.dirichlet_alpha > 0,
-               "search.dirichlet_eps must be in [0, 1] and dirichlet_alpha > 0")
-        _check(self.q_estimate in Q_ESTIMATES, f"search.q_estimate must be one of {Q_ESTIMATES}")
-        _check(self.landmark in LANDMARK_MODES, f"search.landmark must be one of {LANDMARK_MODES}")
-        _check(self.landmark_weight >= 0, "search.landmark_weight must be >= 0")
-        _check(self.landmark != "prior" or self.landmark_weight <= 1.0,
-               "search.landmark_weight is a mixing fraction in [0, 1] for landmark='prior'")
+            c.integer(name, ge=1)
+        c.number("temperature", gt=0.0)
+        c.number("dirichlet_eps", ge=0.0, le=1.0)
+        c.number("dirichlet_alpha", gt=0.0)
+        c.choice("q_estimate", Q_ESTIMATES)
+        c.choice("landmark", LANDMARK_MODES)
+        c.number("landmark_weight", ge=0.0)
+        c.require(self.landmark != "prior" or self.landmark_weight <= 1.0, "landmark_weight",
+                  f"expected a mixing fraction in [0, 1] with landmark \"prior\", got {self.landmark_weight}")
 
 
 @dataclass(frozen=True)
@@ -106,40 +105,31 @@ class NPIConfig:
     validate_with_guidance: bool = True  # False: validation searches without landmark guidance (ours)
 
     def __post_init__(self) -> None:
+        c = Checker(self)
+        c.require(isinstance(self.net, NetConfig), "net", "expected a NetConfig")
+        c.require(isinstance(self.search, SearchConfig), "search", "expected a SearchConfig")
         for name in ("iterations", "episodes_per_iteration", "batch_size", "buffer_size",
                      "validation_episodes", "validate_every", "lp_episodes", "workers"):
-            _check(getattr(self, name) >= 1, f"{name} must be >= 1")
-        _check(self.updates_per_episode >= 0, "updates_per_episode must be >= 0")
-        _check(0.0 <= self.p_buf <= 1.0, f"p_buf must be in [0, 1], got {self.p_buf}")
-        _check(0.0 <= self.lp_epsilon <= 1.0, f"lp_epsilon must be in [0, 1], got {self.lp_epsilon}")
-        _check(self.curriculum in CURRICULA, f"curriculum must be one of {CURRICULA}")
-        _check(self.initial_states in INITIAL_STATES, f"initial_states must be one of {INITIAL_STATES}")
-        _check(self.stop_at_success is None or 0.0 < self.stop_at_success <= 1.0,
-               "stop_at_success must be in (0, 1] or None")
-        _check(isinstance(self.programs, tuple), "programs must be a tuple of program names")
-        _check(self.backend in BACKENDS, f"backend must be one of {BACKENDS}")
-        _check(self.ray_address is None or self.backend == "ray", "ray_address needs backend 'ray'")
+            c.integer(name, ge=1)
+        c.integer("updates_per_episode", ge=0)
+        c.number("p_buf", ge=0.0, le=1.0)
+        c.choice("curriculum", CURRICULA)
+        c.number("lp_epsilon", ge=0.0, le=1.0)
+        c.names("programs")
+        c.choice("initial_states", INITIAL_STATES)
+        c.number("stop_at_success", gt=0.0, le=1.0, optional=True)
+        c.choice("backend", BACKENDS)
+        c.text("ray_address", optional=True)
+        c.require(self.ray_address is None or self.backend == "ray", "ray_address",
+                  f"expected null unless backend is \"ray\", got {self.ray_address!r} with backend {self.backend!r}")
+        c.flag("validate_with_guidance")
 
 
 def to_dict(config: NPIConfig) -> dict[str, Any]:
-    """A JSON-ready dict of the config (tuples become lists)."""
-    return dataclasses.asdict(config)
+    """A JSON-ready dict of the config (tuples become lists); :func:`from_dict` inverts it."""
+    return configio.to_dict(config)
 
 
-def from_dict(data: dict[str, Any], where: str = "config") -> NPIConfig:
+def from_dict(data: Any, where: str = "config") -> NPIConfig:
     """The config from :func:`to_dict` output, or a partial dict over the defaults."""
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where}: expected a JSON object")
-    known = {f.name for f in dataclasses.fields(NPIConfig)}
-    unknown = set(data) - known
-    if unknown:
-        raise ConfigError(f"{where}: unknown field(s) {sorted(unknown)}")
-    data = dict(data)
-    try:
-        net = NetConfig(**data.pop("net", {}))
-        search = SearchConfig(**data.pop("search", {}))
-        if "programs" in data:
-            data["programs"] = tuple(data["programs"])
-        return NPIConfig(net=net, search=search, **data)
-    except TypeError as err:
-        raise ConfigError(f"{where}: {err}") from None
+    return configio.read_config(NPIConfig, data, where)
