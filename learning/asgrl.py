@@ -15,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 
 from asg.learning.config import HierarchicalConfig
+from asg.learning.clustering import KMeansAbstraction
 from asg.learning.diversity import SkillSet
 from asg.learning.episode import EpisodeStats
 from asg.learning.meta_controller import (MetaAction, MetaController, MetaTransition, history_state,
@@ -54,6 +55,25 @@ class HierarchicalLearner:
     def _actions(self, achieved: list[int]) -> tuple[MetaAction, ...]:
         return tuple((g, z) for g in self.subgoals.next_subgoals(achieved)
                      for z in range(self.skill_sets[g].active))
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything learned and every counter, as data (``asg.learning.checkpoint``); the config,
+        subgoals and action count are rebuilt from the run's config and checked on load."""
+        return {"n_actions": self.n_actions, "subgoals": self.subgoals.names(), "rng": self.rng,
+                "index": self.index.state_dict(), "skill_sets": [_skill_set_state(sk) for sk in self.skill_sets],
+                "meta": self.meta.state_dict(), "env_steps": self.env_steps, "episodes": self.episodes}
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` output; ``ValueError`` when it does not fit this learner."""
+        check_fits(data, self.n_actions, self.subgoals.names())
+        if len(data["skill_sets"]) != len(self.skill_sets):
+            raise ValueError(f"{len(data['skill_sets'])} skill sets, expected {len(self.skill_sets)}")
+        self.rng.bit_generator.state = data["rng"].bit_generator.state
+        self.index.load_state_dict(data["index"])
+        for skills, state in zip(self.skill_sets, data["skill_sets"]):
+            _load_skill_set(skills, state)
+        self.meta.load_state_dict(data["meta"])
+        self.env_steps, self.episodes = int(data["env_steps"]), int(data["episodes"])
 
     def skill_counts(self) -> dict[str, int]:
         """Skills available per subgoal (grows in the curriculum variant)."""
@@ -141,3 +161,50 @@ class HierarchicalLearner:
         """The frozen greedy meta-controller and skills (no learning, no counting)."""
         cap = self.cfg.skill_max_steps * len(self.subgoals) + 1
         return self._episode(env, labeler, seed, False, cap)
+
+
+def check_fits(data: dict[str, Any], n_actions: int, subgoals: list[str]) -> None:
+    """``ValueError`` unless a learner state fits this learner: same action count and subgoals (the model may have changed)."""
+    if int(data["n_actions"]) != n_actions:
+        raise ValueError(f"{data['n_actions']} actions, the environment has {n_actions}")
+    if list(data["subgoals"]) != subgoals:
+        raise ValueError(f"subgoals {list(data['subgoals'])}, the model gives {subgoals}")
+
+
+def _skill_set_state(skills: SkillSet) -> dict[str, Any]:
+    est = skills.estimator
+    km = est.kmeans
+    kmeans = None
+    if km is not None:
+        ids = list(km.features)
+        kmeans = {"records": list(km.records), "feature_ids": ids,
+                  "features": np.stack([km.features[i] for i in ids]) if ids else np.zeros((0, 0)),
+                  "centroids": km.centroids, "cluster_of": km.cluster_of, "refits": km.refits, "rng": km._rng}
+    return {"name": skills.name, "active": skills.active, "skills": [q.state_dict() for q in skills.skills],
+            "counts": est.counts, "rollouts": est.rollouts, "dirty": est._dirty, "kmeans": kmeans}
+
+
+def _load_skill_set(skills: SkillSet, data: dict[str, Any]) -> None:
+    if data["name"] != skills.name or len(data["skills"]) != len(skills.skills):
+        raise ValueError(f"skill set {data['name']!r} with {len(data['skills'])} skills, expected "
+                         f"{skills.name!r} with {len(skills.skills)}")
+    if not 1 <= int(data["active"]) <= len(skills.skills):
+        raise ValueError("active skill count out of range")
+    skills.active = int(data["active"])
+    for q, state in zip(skills.skills, data["skills"]):
+        q.load_state_dict(state)
+    est = skills.estimator
+    counts, rollouts = np.asarray(data["counts"], np.float64), np.asarray(data["rollouts"], np.float64)
+    if counts.ndim != 2 or counts.shape[1] != est.k or rollouts.shape != (est.k,):
+        raise ValueError("diversity counts of the wrong shape")
+    est.counts, est.rollouts, est._dirty = counts, rollouts, bool(data["dirty"])
+    km, saved = est.kmeans, data["kmeans"]
+    if (km is None) != (saved is None):
+        raise ValueError("state abstraction (exact or kmeans) differs from the config")
+    if isinstance(km, KMeansAbstraction):
+        km.records = type(km.records)((tuple(r) for r in saved["records"]), maxlen=km.records.maxlen)
+        km.features = {int(i): np.array(f) for i, f in zip(saved["feature_ids"], saved["features"])}
+        km.centroids = saved["centroids"]
+        km.cluster_of = {int(k): int(v) for k, v in saved["cluster_of"].items()}
+        km.refits = int(saved["refits"])
+        km._rng.bit_generator.state = saved["rng"].bit_generator.state

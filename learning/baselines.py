@@ -19,6 +19,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from asg.learning.asgrl import check_fits
 from asg.learning.config import FlatConfig
 from asg.learning.episode import EpisodeStats
 from asg.learning.subgoals import Labeler, SubgoalSet
@@ -96,6 +97,21 @@ class FlatLearner:
             self.env_steps += steps
             self.episodes += 1
         return EpisodeStats(steps, success, tuple(reached), (), tuple(sorted(str(a) for a in seen)))
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything learned and every counter, as data (``asg.learning.checkpoint``)."""
+        return {"n_actions": self.n_actions, "subgoals": self.subgoals.names(), "rng": self.rng,
+                "index": self.index.state_dict(), "agent": self.agent.state_dict(),
+                "best_score": self.best_score, "env_steps": self.env_steps, "episodes": self.episodes}
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` output; ``ValueError`` when it does not fit this learner."""
+        check_fits(data, self.n_actions, self.subgoals.names())
+        self.rng.bit_generator.state = data["rng"].bit_generator.state
+        self.index.load_state_dict(data["index"])
+        self.agent.load_state_dict(data["agent"])
+        self.best_score = float(data["best_score"])
+        self.env_steps, self.episodes = int(data["env_steps"]), int(data["episodes"])
 
     def train_episode(self, env: gym.Env, labeler: Labeler, seed: int, budget: int) -> EpisodeStats:
         """One flat episode of at most ``episode_max_steps`` (and ``budget``) steps."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Hashable, Sequence
+from typing import Any, Hashable, Sequence
 
 import numpy as np
 
@@ -99,6 +99,24 @@ class MetaController:
         self._apply(t)
         self._replay(self.memory, rng)
         self._replay(self.sil, rng)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Q-values, replay memories and counters (transitions as plain tuples)."""
+        def rows(source: deque[MetaTransition]) -> list[tuple]:
+            return [(t.state, t.action, t.reward, t.next_state, t.next_actions, t.terminal) for t in source]
+        return {"q": self.q, "epsilon": self.epsilon, "memory": rows(self.memory), "sil": rows(self.sil),
+                "best_score": self.best_score, "updates": self.updates}
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` output."""
+        def transitions(rows: list) -> list[MetaTransition]:
+            return [MetaTransition(s, tuple(a), float(r), s2, tuple(tuple(x) for x in acts), bool(done))
+                    for s, a, r, s2, acts, done in rows]
+        self.q = {state: {tuple(a): float(v) for a, v in row.items()} for state, row in data["q"].items()}
+        self.epsilon = float(data["epsilon"])
+        self.memory = deque(transitions(data["memory"]), maxlen=self.cfg.memory_size)
+        self.sil = deque(transitions(data["sil"]), maxlen=self.cfg.memory_size)
+        self.best_score, self.updates = float(data["best_score"]), int(data["updates"])
 
     def end_episode(self, trace: Sequence[MetaTransition], score: float, success: bool) -> None:
         """Keep episodes scoring at least the best so far in meta-SIL; anneal ε on success."""

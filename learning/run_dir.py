@@ -1,16 +1,20 @@
-"""A run directory: resolved config, metrics CSV, learning curve, checkpoint, result.
+"""A run directory: resolved config, metrics CSV, learning curve, checkpoint, result, lock.
 
 Layout of ``runs/<domain>-<method>-seed<N>/``::
 
     config.json          the resolved TrainConfig (config_to_dict) plus subgoals and versions
     metrics.csv          one row per evaluation point (rewritten atomically at each point)
     learning_curve.png   greedy success rate against env steps
-    checkpoint.pkl       pickled learner + trainer state (atomic: temp file + os.replace)
-    checkpoint.json      what the checkpoint holds (env steps, format version)
+    checkpoint.npz       learner + trainer state in asg's one checkpoint format
+                         (``asg.learning.checkpoint``: JSON tree + arrays, SHA-256 sealed, no pickle)
+    checkpoint.json      a description of the checkpoint (format, version, env steps, SHA-256)
     result.json          {"domain", "method", "seed", "success_rate", "eval_episodes",
                           "env_steps", "wall_seconds", ...}
+    .lock                held (``fcntl.flock``) by the one process writing the run; it names that
+                         process (pid, host, start time). The OS drops the lock when it exits.
 
-Checkpoints are pickles: load only run directories you wrote yourself.
+Loading a checkpoint runs no code, checks its seal, and checks that ``config.json`` names the
+domain, method, seed, model and learner the checkpoint was trained with.
 """
 from __future__ import annotations
 
@@ -18,34 +22,34 @@ import csv
 import io
 import json
 import os
-import pickle
-import tempfile
+import signal
+import socket
+import threading
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from asg.learning import checkpoint as ckpt
 from asg.learning.config import TrainConfig, config_from_dict, config_to_dict
 from asg.learning.errors import CheckpointError, ConfigError
+from asg.learning.registry import bind_domain, build_learner, make_subgoals
 
-CHECKPOINT_VERSION = 1
-_UMASK = os.umask(0)
-os.umask(_UMASK)
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: runs are not locked
+    fcntl = None  # type: ignore[assignment]
+
+CHECKPOINT_VERSION = ckpt.VERSION
+CHECKPOINT_KIND = "asgrl-trainer"
 CONFIG, METRICS, CURVE = "config.json", "metrics.csv", "learning_curve.png"
-CHECKPOINT, CHECKPOINT_META, RESULT = "checkpoint.pkl", "checkpoint.json", "result.json"
+CHECKPOINT, CHECKPOINT_META, RESULT, LOCK = "checkpoint.npz", "checkpoint.json", "result.json", ".lock"
+IDENTITY = ("domain", "method", "seed", "model", "learner")  # what config.json and a checkpoint share
 
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temp file in the same folder and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the usual file mode
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with ckpt.atomic_output(path) as handle:
+        handle.write(data)
 
 
 def atomic_write_json(path: Path, obj: Any) -> None:
@@ -63,29 +67,162 @@ def default_run_path(root: str | Path, domain: str, method: str, seed: int) -> P
     return path
 
 
+class RunLock:
+    """The writer's lock on a run folder: ``fcntl.flock`` on ``<folder>/.lock``.
+
+    ``acquire`` refuses (``CheckpointError`` naming the holder's pid, host and start time) while
+    another process, or another ``RunLock`` of this one, holds the folder. A lock left by a process
+    that died does not block: the OS released it with the process. Re-entrant per object.
+    """
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+        self._fd: int | None = None
+        self._made_folder = False
+
+    @property
+    def held(self) -> bool:
+        """Whether this object holds the lock."""
+        return self._fd is not None
+
+    def acquire(self) -> "RunLock":
+        """Take the lock (a no-op when already held by this object)."""
+        if self._fd is not None or fcntl is None:
+            return self
+        self._made_folder = not self.folder.exists()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        file = self.folder / LOCK
+        fd = os.open(file, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = _read_holder(fd)
+            os.close(fd)
+            raise CheckpointError(f"{self.folder}: in use by another run ({holder}, see {file}); wait for it "
+                                  "to finish or choose another folder") from None
+        info = {"pid": os.getpid(), "host": socket.gethostname(),
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps(info) + "\n").encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        """Drop the lock (a no-op when not held)."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            os.ftruncate(fd, 0)  # nobody holds it now: a reader sees no stale holder
+            if self._made_folder:  # a run that failed before writing anything leaves no folder behind
+                try:  # still under the lock, so no other writer is between these two steps
+                    if [p.name for p in self.folder.iterdir()] == [LOCK]:
+                        (self.folder / LOCK).unlink()
+                        self.folder.rmdir()
+                except OSError:
+                    pass
+        finally:
+            os.close(fd)  # closing the descriptor releases the flock
+
+    def __enter__(self) -> "RunLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    def __del__(self) -> None:
+        self.release()
+
+
+def _read_holder(fd: int) -> str:
+    try:
+        info = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
+        return f"pid {info['pid']} on {info['host']}, started {info['started']}"
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return "holder unknown"
+
+
+class StopOnSignal:
+    """Within the block, SIGINT (Ctrl-C) and SIGTERM become a request to stop at the loop's next safe
+    point (an episode, cycle, batch or iteration boundary) instead of an exception in the middle of
+    an update, so the checkpoint written there resumes exactly. A second signal raises
+    ``KeyboardInterrupt`` at once. Outside the main thread it changes nothing (``requested`` stays
+    False). Calling the object returns ``requested``, so it serves as a ``should_stop``.
+    """
+
+    SIGNALS = ("SIGINT", "SIGTERM")
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._old: dict[int, Any] = {}
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __enter__(self) -> "StopOnSignal":
+        if threading.current_thread() is threading.main_thread():
+            for name in self.SIGNALS:
+                sig = getattr(signal, name)
+                self._old[sig] = signal.signal(sig, self._handler)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old = {}
+
+    def __call__(self) -> bool:
+        return self.requested
+
+
+def identity(cfg: TrainConfig) -> dict[str, Any]:
+    """What a checkpoint must share with the config it is resumed or evaluated under."""
+    data = config_to_dict(cfg)
+    return {key: json.loads(json.dumps(data[key])) for key in IDENTITY}  # tuples as lists, as in JSON
+
+
 class RunDir:
     """One run's folder (see the module docstring for its files)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._lock = RunLock(self.path)
 
     @classmethod
     def create(cls, path: str | Path, cfg: TrainConfig, extra: dict[str, Any] | None = None) -> "RunDir":
-        """A new run folder holding ``config.json``; refuses one that already holds a run."""
+        """A new run folder holding ``config.json``, locked for this process; refuses a folder that
+        already holds a run or that another process is writing."""
         run = cls(path)
-        if (run.path / CHECKPOINT).exists() or (run.path / RESULT).exists():
-            raise ConfigError(f"{run.path}: already holds a run; use --resume {run.path} or another --out")
-        payload = {"config": config_to_dict(cfg), **(extra or {})}
-        atomic_write_json(run.path / CONFIG, payload)
+        run.lock()
+        try:
+            if (run.path / CHECKPOINT).exists() or (run.path / RESULT).exists():
+                raise ConfigError(f"{run.path}: already holds a run ({CHECKPOINT} or {RESULT}); resume it "
+                                  "or choose another folder")
+            payload = {"config": config_to_dict(cfg), **(extra or {})}
+            atomic_write_json(run.path / CONFIG, payload)
+        except BaseException:
+            run.unlock()
+            raise
         return run
 
     @classmethod
     def open(cls, path: str | Path) -> "RunDir":
-        """An existing run folder; raises ``CheckpointError`` when it is not one."""
+        """An existing run folder (not locked: reading needs no lock); ``CheckpointError`` when it
+        is not one."""
         run = cls(path)
         if not (run.path / CONFIG).is_file():
             raise CheckpointError(f"{run.path}: not a run directory (no {CONFIG})")
         return run
+
+    def lock(self) -> None:
+        """Hold the folder's writer lock (``CheckpointError`` naming the holder when taken)."""
+        self._lock.acquire()
+
+    def unlock(self) -> None:
+        """Release the writer lock (a no-op when not held)."""
+        self._lock.release()
 
     def _read_json(self, name: str) -> Any:
         file = self.path / name
@@ -123,10 +260,14 @@ class RunDir:
         with file.open(newline="") as handle:
             return list(csv.DictReader(handle))
 
-    def save_checkpoint(self, payload: dict[str, Any], env_steps: int) -> None:
-        """Pickle ``payload`` atomically, then its description."""
-        atomic_write(self.path / CHECKPOINT, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
-        atomic_write_json(self.path / CHECKPOINT_META, {"version": CHECKPOINT_VERSION, "env_steps": env_steps})
+    def save_checkpoint(self, cfg: TrainConfig, learner: Any, state: dict[str, Any]) -> None:
+        """The learner's and the loop's state (``state``, plain data) atomically, then its description."""
+        meta = {**identity(cfg), "env_steps": int(learner.env_steps)}
+        sha = ckpt.save(self.path / CHECKPOINT, CHECKPOINT_KIND, {"learner": learner.state_dict(), "state": state},
+                        meta)
+        atomic_write_json(self.path / CHECKPOINT_META, {"format": ckpt.FORMAT, "version": CHECKPOINT_VERSION,
+                                                        "kind": CHECKPOINT_KIND, "env_steps": int(learner.env_steps),
+                                                        "sha256": sha})
 
     def checkpoint_steps(self) -> int:
         """Env steps of the saved checkpoint (0 when there is none or it is unreadable)."""
@@ -136,21 +277,33 @@ class RunDir:
         except (OSError, ValueError, AttributeError, TypeError):
             return 0
 
-    def load_checkpoint(self) -> dict[str, Any]:
-        """The checkpoint payload; raises ``CheckpointError`` if missing, corrupt or foreign."""
+    def load_checkpoint(self, cfg: TrainConfig | None = None, binding: Any = None) -> dict[str, Any]:
+        """``{"learner", "state", "meta"}``: the learner rebuilt from the run's config and its saved
+        state, the loop's state (plain data) and the checkpoint's meta. ``CheckpointError`` when the
+        checkpoint is missing, corrupt or foreign, or disagrees with ``config.json`` (or ``cfg``)."""
         file = self.path / CHECKPOINT
         if not file.is_file():
             raise CheckpointError(f"{file}: missing (nothing to resume or evaluate)")
-        meta = self._read_json(CHECKPOINT_META)
-        if not isinstance(meta, dict) or meta.get("version") != CHECKPOINT_VERSION:
-            raise CheckpointError(f"{self.path / CHECKPOINT_META}: unsupported checkpoint version")
+        saved = self.config()
+        if (self.path / CHECKPOINT_META).is_file():
+            desc = self._read_json(CHECKPOINT_META)
+            if not isinstance(desc, dict) or desc.get("version") != CHECKPOINT_VERSION:
+                raise CheckpointError(f"{self.path / CHECKPOINT_META}: unsupported checkpoint version")
+        loaded = ckpt.load(file, CHECKPOINT_KIND)
+        ckpt.check_agrees(self.path / CONFIG, identity(saved), file, loaded.meta, IDENTITY)
+        if cfg is not None:
+            ckpt.check_agrees("the given config", identity(cfg), file, loaded.meta, IDENTITY)
+        tree = loaded.tree
+        ckpt.require(isinstance(tree, dict) and isinstance(tree.get("learner"), dict)
+                     and isinstance(tree.get("state"), dict), file, "unexpected content")
+        binding = binding or bind_domain(saved.domain, saved.model)
+        subgoals = make_subgoals(saved, binding.task)
         try:
-            payload = pickle.loads(file.read_bytes())
-        except Exception as err:  # any unpickling failure means a corrupt file
-            raise CheckpointError(f"{file}: corrupt checkpoint ({type(err).__name__})") from None
-        if not isinstance(payload, dict) or "learner" not in payload or "state" not in payload:
-            raise CheckpointError(f"{file}: corrupt checkpoint (unexpected content)")
-        return payload
+            learner = build_learner(saved, subgoals, int(tree["learner"]["n_actions"]))
+            learner.load_state_dict(tree["learner"])
+        except (KeyError, ValueError, TypeError, AttributeError, IndexError) as err:
+            raise CheckpointError(f"{file}: does not fit the run's config and model ({err})") from None
+        return {"learner": learner, "state": tree["state"], "meta": loaded.meta}
 
     def write_result(self, result: dict[str, Any]) -> None:
         """Write ``result.json``."""

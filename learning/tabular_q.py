@@ -48,6 +48,20 @@ class StateIndex:
         """The id of ``key``, or -1 when never seen (does not add it)."""
         return self._ids.get(key, -1)
 
+    def state_dict(self) -> dict[str, Any]:
+        """The keys in id order; equal-length byte keys (array observations) as one (n, L) array."""
+        keys = list(self._ids)
+        if keys and all(isinstance(k, bytes) for k in keys) and len({len(k) for k in keys}) == 1:
+            return {"rows": np.frombuffer(b"".join(keys), np.uint8).reshape(len(keys), -1)}
+        return {"keys": keys}
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` output."""
+        keys = [row.tobytes() for row in data["rows"]] if "rows" in data else list(data["keys"])
+        self._ids = {key: i for i, key in enumerate(keys)}
+        if len(self._ids) != len(keys):
+            raise ValueError("duplicate state keys")
+
 
 class QTable:
     """Q-values, one row per state id (zeros for states not yet seen)."""
@@ -134,6 +148,22 @@ class TransitionBuffer:
         """``n`` transitions drawn uniformly with replacement."""
         idx = rng.integers(0, self.size, n)
         return {name: arr[idx] for name, arr in self.data.items()}
+
+    def state_dict(self) -> dict[str, Any]:
+        """The allocated arrays (their length drives the doubling), size and ring position."""
+        return {"data": dict(self.data), "size": self.size, "next": self._next}
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` output (the capacity comes from the config)."""
+        arrays = {name: np.asarray(data["data"][name]) for name, _ in _FIELDS}
+        rows = {len(a) for a in arrays.values()}
+        if len(rows) != 1 or rows.pop() > self.capacity or any(
+                arrays[name].dtype != dtype or arrays[name].ndim != 1 for name, dtype in _FIELDS):
+            raise ValueError("transition buffer arrays of the wrong type or length")
+        size, nxt = int(data["size"]), int(data["next"])
+        if not (0 <= size <= self.capacity and 0 <= nxt <= len(arrays["s"])):
+            raise ValueError("transition buffer counters out of range")
+        self.data, self.size, self._next = arrays, size, nxt
 
 
 BonusFn = Callable[[np.ndarray], np.ndarray]  # s2 ids (m,) -> extra reward (m,)
@@ -232,3 +262,21 @@ class TabularQ:
     def decay_epsilon(self) -> None:
         """ε *= decay, floored (called on success or per episode, by ``cfg.decay_on``)."""
         self.epsilon = max(self.cfg.epsilon_min, self.epsilon * self.cfg.epsilon_decay)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Q-table, buffers and counters (for ``asg.learning.checkpoint``)."""
+        return {"q": self.q.values, "replay": self.replay.state_dict(), "sil": self.sil.state_dict(),
+                "epsilon": self.epsilon, "successes": self.successes, "updates": self.updates,
+                "steps": self._steps, "segment": list(self._segment)}
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` output; ``ValueError`` when it does not fit the config."""
+        values = np.asarray(data["q"])
+        if values.ndim != 2 or values.shape[1] != self.n_actions or values.dtype != np.float64:
+            raise ValueError(f"Q-table of shape {values.shape}, expected (n, {self.n_actions}) float64")
+        self.q.values = values
+        self.replay.load_state_dict(data["replay"])
+        self.sil.load_state_dict(data["sil"])
+        self.epsilon, self.successes = float(data["epsilon"]), int(data["successes"])
+        self.updates, self._steps = int(data["updates"]), int(data["steps"])
+        self._segment = [tuple(row) for row in data["segment"]]

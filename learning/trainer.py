@@ -3,13 +3,19 @@
 ``train`` runs training episodes until the env-step budget is spent, evaluates the frozen greedy
 policy every ``eval_interval`` env steps on a separate env with fixed seeds, stops early after
 ``early_stop_evals`` evaluation points in a row at success 1.0, checkpoints every
-``checkpoint_interval`` steps and whenever ``should_stop()`` says so (the CLI's Ctrl-C), and ends
-with a final evaluation. Same config and seed give identical metrics (wall time aside).
+``checkpoint_interval`` steps and whenever ``should_stop()`` says so, and ends with a final
+evaluation. Same config and seed give identical metrics (wall time aside).
+
+With a run folder the loop holds the folder's writer lock from start to end, and Ctrl-C or
+SIGTERM stop it at the next episode boundary (``run_dir.StopOnSignal``): it checkpoints there and
+returns status ``interrupted``; resuming then repeats the uninterrupted run exactly. A
+``KeyboardInterrupt`` between episodes (a second signal) checkpoints too, then propagates; one in
+the middle of an episode keeps the last checkpoint, which is consistent.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable
 
 import numpy as np
@@ -19,7 +25,8 @@ from asg.learning.episode import EpisodeStats, Learner
 from asg.learning.evaluation import eval_seeds, evaluate
 from asg.learning.registry import (DomainBinding, bind_domain, build_learner, env_max_steps,
                                    make_subgoals)
-from asg.learning.run_dir import RunDir
+from asg.learning.errors import CheckpointError
+from asg.learning.run_dir import CHECKPOINT, RunDir, StopOnSignal
 
 Progress = Callable[[int, EpisodeStats, "TrainerState"], None]
 
@@ -38,6 +45,18 @@ class TrainerState:
     recent: list[bool] = field(default_factory=list)  # successes of the last 20 training episodes
     status: str = "running"  # running | finished | solved | interrupted
     last_episode: dict[str, Any] | None = None  # first greedy episode of the latest evaluation
+
+    def to_tree(self) -> dict[str, Any]:
+        """The state as plain data for ``asg.learning.checkpoint``."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_tree(cls, data: dict[str, Any], where: str) -> "TrainerState":
+        """Rebuild from :meth:`to_tree` output; ``CheckpointError`` naming ``where`` when malformed."""
+        names = {f.name for f in fields(cls)}
+        if set(data) != names or not isinstance(data["rng"], np.random.Generator):
+            raise CheckpointError(f"{where}: corrupt checkpoint (trainer state fields)")
+        return cls(**data)
 
 
 @dataclass(frozen=True)
@@ -82,6 +101,21 @@ def train(cfg: TrainConfig, binding: DomainBinding | None = None, *, run_dir: Ru
           resume: bool = False, progress: Progress | None = None,
           should_stop: Callable[[], bool] | None = None) -> TrainResult:
     """Train (or resume from ``run_dir``'s checkpoint) and return the final result."""
+    if run_dir is None:
+        if resume:
+            raise ValueError("resume needs a run directory")
+        return _train(cfg, binding, None, False, progress, should_stop or (lambda: False))
+    run_dir.lock()
+    try:
+        with StopOnSignal() as signalled:
+            stop = signalled if should_stop is None else (lambda: signalled() or should_stop())
+            return _train(cfg, binding, run_dir, resume, progress, stop)
+    finally:
+        run_dir.unlock()
+
+
+def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | None, resume: bool,
+           progress: Progress | None, should_stop: Callable[[], bool]) -> TrainResult:
     binding = binding or bind_domain(cfg.domain, cfg.model)
     subgoals = make_subgoals(cfg, binding.task)
     max_steps = env_max_steps(cfg, subgoals)
@@ -89,10 +123,14 @@ def train(cfg: TrainConfig, binding: DomainBinding | None = None, *, run_dir: Ru
     eval_env = binding.make_env(max_steps=max_steps)
     learner: Learner
     if resume:
-        if run_dir is None:
-            raise ValueError("resume needs a run directory")
-        payload = run_dir.load_checkpoint()
-        learner, state = payload["learner"], payload["state"]
+        assert run_dir is not None
+        payload = run_dir.load_checkpoint(cfg, binding)
+        learner = payload["learner"]
+        where = str(run_dir.path / CHECKPOINT)
+        if learner.n_actions != int(env.action_space.n):  # type: ignore[attr-defined]
+            raise CheckpointError(f"{where}: trained with {learner.n_actions} actions, "  # type: ignore[attr-defined]
+                                  f"the {cfg.domain} env has {env.action_space.n}")
+        state = TrainerState.from_tree(payload["state"], where)
         if state.status != "solved":
             state.status = "running"  # a larger budget continues a finished run
     else:
@@ -119,30 +157,41 @@ def train(cfg: TrainConfig, binding: DomainBinding | None = None, *, run_dir: Ru
         state.wall_seconds = wall()
         state.last_checkpoint = learner.env_steps
         if run_dir is not None:
-            run_dir.save_checkpoint({"learner": learner, "state": state}, learner.env_steps)
+            run_dir.save_checkpoint(cfg, learner, state.to_tree())
 
     if not state.rows:
         record_eval()
-    while state.status == "running":
-        if learner.env_steps >= cfg.total_steps:
-            state.status = "finished"
-            break
-        if should_stop is not None and should_stop():
+    between_episodes = True  # the learner and the loop state are consistent (a safe checkpoint)
+    try:
+        while state.status == "running":
+            if learner.env_steps >= cfg.total_steps:
+                state.status = "finished"
+                break
+            if should_stop():
+                state.status = "interrupted"
+                break
+            seed = int(state.rng.integers(2**31 - 1))
+            between_episodes = False
+            stats = learner.train_episode(env, binding.labeler, seed, cfg.total_steps - learner.env_steps)
+            state.recent = (state.recent + [stats.success])[-20:]
+            between_episodes = True
+            if progress is not None:
+                progress(learner.env_steps, stats, state)
+            if learner.env_steps >= state.next_eval:
+                between_episodes = False
+                record_eval()
+                between_episodes = True
+                if cfg.early_stop_evals and state.streak >= cfg.early_stop_evals:
+                    state.status = "solved"
+            if learner.env_steps - state.last_checkpoint >= cfg.checkpoint_interval:
+                checkpoint()
+    except KeyboardInterrupt:
+        if between_episodes:
             state.status = "interrupted"
-            break
-        seed = int(state.rng.integers(2**31 - 1))
-        stats = learner.train_episode(env, binding.labeler, seed, cfg.total_steps - learner.env_steps)
-        state.recent = (state.recent + [stats.success])[-20:]
-        if progress is not None:
-            progress(learner.env_steps, stats, state)
-        if learner.env_steps >= state.next_eval:
-            record_eval()
-            if cfg.early_stop_evals and state.streak >= cfg.early_stop_evals:
-                state.status = "solved"
-        if learner.env_steps - state.last_checkpoint >= cfg.checkpoint_interval:
             checkpoint()
-    if state.rows[-1]["env_steps"] != learner.env_steps:
-        record_eval()
+        raise
+    if state.status != "interrupted" and state.rows[-1]["env_steps"] != learner.env_steps:
+        record_eval()  # (not when interrupted: an extra point would change what the resumed run does)
     checkpoint()
     result = TrainResult(cfg.domain, cfg.method, cfg.seed, float(state.rows[-1]["success_rate"]),
                          cfg.eval_episodes, learner.env_steps, state.wall_seconds, learner.episodes,

@@ -95,7 +95,7 @@ def test_train_behaviour_model_end_to_end_and_files(tmp_path):
     assert out["episodes"] == 10 and out["held_out"] == 3
     assert set(out["families"]) <= {"Stack", "Move_To_Zone"} and out["families"]
     assert all(0.0 <= v["post_agreement"] <= 1.0 for v in out["programs"].values())
-    for name in ("behaviour_model.pt", "dataset.npz", "metrics.csv", "curves.png", "result.json"):
+    for name in ("behaviour_model.npz", "dataset.npz", "metrics.csv", "curves.png", "result.json"):
         assert (tmp_path / "bm" / name).is_file()
     model = LearnedBehaviourModel.load(tmp_path / "bm")
     data = BehaviourDataset.load(tmp_path / "bm" / "dataset.npz")
@@ -183,4 +183,4 @@ def test_errors():
     with pytest.raises(ConfigError, match="behaviour.loss"):
         BehaviourConfig(loss="huber")
     with pytest.raises(CheckpointError, match="no behaviour model"):
-        LearnedBehaviourModel.load("/nonexistent/behaviour_model.pt")
+        LearnedBehaviourModel.load("/nonexistent/behaviour_model.npz")

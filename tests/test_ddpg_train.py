@@ -140,7 +140,7 @@ def test_fetch_pipeline_with_demos_phase2_and_evaluation(tmp_path):
     result = train_goal_policy(tiny_fetch(), tmp_path / "run", seed=1, progress_bar=False)
     run = tmp_path / "run"
     assert {p.name for p in run.iterdir()} >= {"config.json", "metrics.csv", "curves.png", "policy.npz",
-                                                "checkpoint.pkl", "checkpoint.json", "result.json"}
+                                                "checkpoint.npz", "checkpoint.json", "result.json"}
     rows = read_metrics(run / "metrics.csv")
     assert [r["phase"] for r in rows] == ["1", "2"] and rows[-1]["env_steps"] == "200"
     assert float(rows[0]["demo_reset_prob"]) == 0.5 and float(rows[1]["demo_reset_prob"]) == 0.0
@@ -257,8 +257,8 @@ def test_checkpoint_errors_are_clear(tmp_path):
     with pytest.raises(ConfigError, match="agent.lr_actor"):
         other = replace(cfg, agent=replace(cfg.agent, lr_actor=1e-4))
         train_goal_policy(other, "x", resume=run, task=PointReachTask(), progress_bar=False)
-    data = (run / "checkpoint.pkl").read_bytes()
-    (run / "checkpoint.pkl").write_bytes(data[: len(data) // 2])  # truncated, as after a crash mid-copy
+    data = (run / "checkpoint.npz").read_bytes()
+    (run / "checkpoint.npz").write_bytes(data[: len(data) // 2])  # truncated, as after a crash mid-copy
     with pytest.raises(CheckpointError, match="corrupt checkpoint"):
         train_goal_policy(None, "x", resume=run, task=PointReachTask(), progress_bar=False)
     (run / "checkpoint.json").write_text('{"version": 99}')

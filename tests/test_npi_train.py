@@ -238,7 +238,7 @@ def test_error_paths(trained, tmp_path):
         evaluate_programs(out, programs=["Stack_0_1"], world="model", episodes=1)
     with pytest.raises(ConfigError, match="unknown program"):
         evaluate_programs(out, programs=["Juggle"], world="model", episodes=1)
-    bad = tmp_path / "meta_controller.pt"
+    bad = tmp_path / "meta_controller.npz"
     bad.write_bytes(b"not a checkpoint")
     with pytest.raises(CheckpointError, match="corrupt"):
         evaluate_programs(bad, world="model", episodes=1)

@@ -45,7 +45,7 @@ def test_interrupt_and_resume_continue_the_same_run(tmp_path):
     calls = iter(range(1000))
     first = train(cfg, run_dir=split, should_stop=lambda: next(calls) >= 8)
     assert first.status == "interrupted" and 0 < first.env_steps < 12_000
-    assert (split.path / "checkpoint.pkl").is_file()
+    assert (split.path / "checkpoint.npz").is_file()
     second = train(split.config(), run_dir=split, resume=True)
     assert second.env_steps == 12_000 and second.status == "finished"
     # identical learning; the interrupted run may add one evaluation point where it stopped

@@ -35,15 +35,21 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from asg.learning.configio import Checker
 from asg.learning.ddpg.evaluate import family, load_policy
 from asg.learning.ddpg.networks import mlp
 from asg.learning.ddpg.normalizer import Normalizer
 from asg.learning.ddpg.replay import StateBuffer
 from asg.learning.ddpg.rollout import EpisodeSpec, FetchTask, PolicySnapshot, RolloutWorker
+from asg.learning import checkpoint as ckpt
 from asg.learning.errors import CheckpointError, ConfigError
-from asg.learning.run_dir import atomic_write, atomic_write_json
+from asg.learning.run_dir import RunLock, StopOnSignal, atomic_write, atomic_write_json
 
-MODEL_FILE, DATASET_FILE = "behaviour_model.pt", "dataset.npz"
+MODEL_FILE, DATASET_FILE = "behaviour_model.npz", "dataset.npz"
+COLLECT_FILE, FIT_FILE = "collect_checkpoint.npz", "fit_checkpoint.npz"  # an interrupted run's state
+MODEL_KIND, DATASET_KIND = "behaviour-model", "behaviour-dataset"
+COLLECT_KIND, FIT_KIND = "behaviour-collection", "behaviour-fit"
+STAGE, DOMAIN = "behaviour-model", "fetch-programs"
 METRICS, CURVES, RESULT = "metrics.csv", "curves.png", "result.json"
 ANCHORS = ("start", "goal")
 LOSSES = ("mse", "l1")
@@ -68,18 +74,18 @@ class BehaviourConfig:
     loss: Literal["mse", "l1"] = "mse"  # the paper's MSE (E.2), or L1: the conditional median (ours)
 
     def __post_init__(self) -> None:
-        if not (self.hidden and all(h >= 1 for h in self.hidden)):
-            raise ConfigError("behaviour.hidden must be positive layer sizes")
+        c = Checker(self, "behaviour")
+        c.require(isinstance(self.hidden, tuple) and len(self.hidden) >= 1
+                  and all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in self.hidden),
+                  "hidden", f"expected a non-empty list of layer sizes >= 1, got {self.hidden!r}")
         for name in ("episodes", "epochs", "batch_size", "n_envs", "threads", "state_buffer_size",
                      "torch_threads"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"behaviour.{name} must be >= 1")
-        if self.anchor not in ANCHORS:
-            raise ConfigError(f"behaviour.anchor must be one of {ANCHORS}, got {self.anchor!r}")
-        if self.loss not in LOSSES:
-            raise ConfigError(f"behaviour.loss must be one of {LOSSES}, got {self.loss!r}")
-        if self.lr <= 0 or not 0.0 <= self.p_reset <= 1.0 or not 0.0 < self.held_out < 1.0:
-            raise ConfigError("behaviour.lr must be > 0, p_reset in [0, 1], held_out in (0, 1)")
+            c.integer(name, ge=1)
+        c.number("lr", gt=0.0)
+        c.number("p_reset", ge=0.0, le=1.0)
+        c.number("held_out", gt=0.0, lt=1.0)
+        c.choice("anchor", ANCHORS)
+        c.choice("loss", LOSSES)
 
 
 BEHAVIOUR_PRESETS = {
@@ -107,35 +113,62 @@ class BehaviourDataset:
     def subset(self, idx: np.ndarray) -> "BehaviourDataset":
         return BehaviourDataset(self.s0[idx], self.program[idx], self.sT[idx], self.no_reset[idx])
 
-    def save(self, path: Path) -> None:
-        buf = io.BytesIO()
-        np.savez_compressed(buf, **asdict(self))
-        atomic_write(Path(path), buf.getvalue())
+    def save(self, path: Path, meta: dict[str, Any] | None = None) -> None:
+        """A checkpoint of kind ``behaviour-dataset`` (compressed), atomically."""
+        ckpt.save(Path(path), DATASET_KIND, asdict(self), meta, compress=True)
 
     @classmethod
     def load(cls, path: Path) -> "BehaviourDataset":
+        """``CheckpointError`` when missing, corrupt or not a dataset."""
         try:
-            with np.load(path, allow_pickle=False) as data:
-                return cls(data["s0"], data["program"], data["sT"], data["no_reset"])
-        except (OSError, KeyError, ValueError) as err:
+            data = ckpt.load(Path(path), DATASET_KIND).tree
+            out = cls(*(np.asarray(data[k]) for k in ("s0", "program", "sT", "no_reset")))
+        except CheckpointError as err:
+            raise CheckpointError(f"{path}: not a behaviour dataset ({ckpt.reason(err)})") from None
+        except (KeyError, TypeError) as err:
             raise CheckpointError(f"{path}: not a behaviour dataset ({type(err).__name__})") from None
+        n = len(out.s0)
+        ckpt.require(out.s0.ndim == 2 and out.sT.shape == out.s0.shape and out.program.shape == (n,)
+                     and out.no_reset.shape == (n,), path, "dataset arrays of different lengths")
+        return out
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop request between batches or epochs; ``state`` is what resumes the loop exactly."""
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        super().__init__()
+        self.state = state
 
 
 def collect_dataset(policy: PolicySnapshot, episodes: int, seed: int, config: BehaviourConfig = BehaviourConfig(),
-                    progress_bar: bool = False) -> BehaviourDataset:
-    """Play ``episodes`` greedy episodes by Algorithm 3's rules (see the module docstring)."""
+                    progress_bar: bool = False, should_stop: Any = None,
+                    resume: dict[str, Any] | None = None) -> BehaviourDataset:
+    """Play ``episodes`` greedy episodes by Algorithm 3's rules (see the module docstring).
+
+    When ``should_stop()`` says so between batches, raises :class:`Interrupted` carrying the state
+    that ``resume=`` continues from (the same dataset as an uninterrupted call)."""
     from tqdm import tqdm
+
+    from asg.learning.ddpg.trainer import _states_from, _states_tree
 
     task = FetchTask(initial_state="table")
     names = task.programs
     rng = np.random.default_rng([seed, 5])
     states = StateBuffer(config.state_buffer_size)
-    worker = RolloutWorker(task, config.n_envs, config.threads)
     parts: list[tuple] = []
+    done = 0
+    if resume is not None:
+        rng.bit_generator.state = resume["rng"].bit_generator.state
+        states = _states_from(resume["states"])
+        parts = [tuple(p) for p in resume["parts"]]
+        done = int(resume["done"])
+    worker = RolloutWorker(task, config.n_envs, config.threads)
     try:
-        with tqdm(total=episodes, disable=not progress_bar, unit="ep", desc="behaviour data") as bar:
-            done = 0
+        with tqdm(total=episodes, initial=done, disable=not progress_bar, unit="ep", desc="behaviour data") as bar:
             while done < episodes:
+                if should_stop is not None and should_stop():
+                    raise Interrupted({"rng": rng, "states": _states_tree(states), "parts": parts, "done": done})
                 specs, idx, kept = [], [], []
                 for _ in range(min(config.n_envs, episodes - done)):
                     i = int(rng.integers(len(names)))
@@ -215,29 +248,34 @@ class LearnedBehaviourModel:
         return self.predict_batch(obs[None], np.array([self.programs.index(name)]))[0], True
 
     def save(self, path: str | Path) -> Path:
-        """Weights and normalisers as a ``torch.save`` file of tensors (loads with weights_only)."""
-        payload = {"net": self.net.state_dict(), "hidden": list(_hidden(self.net)),
-                   "state_dim": self.net.state_dim, "n_programs": self.net.n_programs,
-                   "s_norm": _norm_tensors(self.s_norm), "d_norm": _norm_tensors(self.d_norm),
-                   "anchor": self.anchor}
-        buf = io.BytesIO()
-        torch.save(payload, buf)
-        atomic_write(Path(path), buf.getvalue())
+        """Weights and normalisers as a checkpoint of kind ``behaviour-model``, atomically."""
+        tree = {"net": self.net.state_dict(), "hidden": list(_hidden(self.net)),
+                "state_dim": self.net.state_dim, "n_programs": self.net.n_programs,
+                "s_norm": self.s_norm.state_dict(), "d_norm": self.d_norm.state_dict(),
+                "anchor": self.anchor, "programs": list(self.programs)}
+        ckpt.save(Path(path), MODEL_KIND, tree, {"anchor": self.anchor, "hidden": list(_hidden(self.net))})
         return Path(path)
 
     @classmethod
     def load(cls, path: str | Path) -> "LearnedBehaviourModel":
+        """The model of a file or of a run folder holding one; ``CheckpointError`` if unusable."""
         path = Path(path)
         if path.is_dir():
             path = path / MODEL_FILE
+        if not path.is_file():
+            raise CheckpointError(f"{path}: no behaviour model (train one first)")
         try:
-            data = torch.load(path, weights_only=True)
-            net = BehaviourNet(int(data["state_dim"]), int(data["n_programs"]), tuple(data["hidden"]))
+            data = ckpt.load(path, MODEL_KIND).tree
+            net = BehaviourNet(int(data["state_dim"]), int(data["n_programs"]), tuple(int(h) for h in data["hidden"]))
             net.load_state_dict(data["net"])
-            return cls(net, _norm_from(data["s_norm"]), _norm_from(data["d_norm"]), anchor=str(data.get("anchor", "start")))
-        except FileNotFoundError:
-            raise CheckpointError(f"{path}: no behaviour model (train one first)") from None
-        except Exception as err:  # unreadable, truncated or foreign file
+            programs = tuple(data["programs"])
+            if len(programs) != net.n_programs:
+                raise ValueError("program names do not match the network")
+            return cls(net, Normalizer.from_state_dict(data["s_norm"]), Normalizer.from_state_dict(data["d_norm"]),
+                       programs, anchor=str(data["anchor"]))
+        except CheckpointError as err:
+            raise CheckpointError(f"{path}: not a behaviour model ({ckpt.reason(err)})") from None
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:  # RuntimeError: torch's shape mismatch
             raise CheckpointError(f"{path}: not a behaviour model ({type(err).__name__})") from None
 
 
@@ -246,23 +284,14 @@ def _hidden(net: BehaviourNet) -> tuple[int, ...]:
     return tuple(m.out_features for m in linears[:-1])
 
 
-def _norm_tensors(norm: Normalizer) -> dict[str, Any]:
-    return {"count": torch.tensor(norm.count, dtype=torch.float64), "sum": torch.from_numpy(norm.sum),
-            "sumsq": torch.from_numpy(norm.sumsq), "eps": norm.eps, "clip": norm.clip}
-
-
-def _norm_from(data: dict[str, Any]) -> Normalizer:
-    norm = Normalizer(int(data["sum"].shape[0]), float(data["eps"]), float(data["clip"]))
-    norm.count, norm.sum, norm.sumsq = float(data["count"]), data["sum"].numpy().copy(), data["sumsq"].numpy().copy()
-    return norm
-
-
 def fit_behaviour_model(train: BehaviourDataset, test: BehaviourDataset, n_programs: int, config: BehaviourConfig,
-                        seed: int = 0, progress_bar: bool = False, programs: tuple[str, ...] = ()) -> tuple[BehaviourNet, Normalizer, Normalizer,
-                                                                            list[dict[str, float]]]:
+                        seed: int = 0, progress_bar: bool = False, programs: tuple[str, ...] = (),
+                        should_stop: Any = None, resume: dict[str, Any] | None = None,
+                        ) -> tuple[BehaviourNet, Normalizer, Normalizer, list[dict[str, float]]]:
     """Minimise ``config.loss`` (MSE or L1) of the normalised residual from ``config.anchor`` on
     ``train``; per-epoch train and test losses. ``programs`` names the program indices (needed by
-    the ``goal`` anchor)."""
+    the ``goal`` anchor). When ``should_stop()`` says so between epochs, raises
+    :class:`Interrupted` carrying the state that ``resume=`` continues from exactly."""
     from tqdm import tqdm
 
     dim = train.s0.shape[1]
@@ -285,8 +314,16 @@ def fit_behaviour_model(train: BehaviourDataset, test: BehaviourDataset, n_progr
     x, p, y = tensors(train)
     xt, pt, yt = tensors(test)
     rng = np.random.default_rng([seed, 6])
-    rows = []
-    for epoch in tqdm(range(config.epochs), disable=not progress_bar, unit="epoch", desc="behaviour model"):
+    rows: list[dict[str, float]] = []
+    if resume is not None:
+        net.load_state_dict(resume["net"])
+        opt.load_state_dict(resume["optimizer"])
+        rng.bit_generator.state = resume["rng"].bit_generator.state
+        rows = list(resume["rows"])
+    for epoch in tqdm(range(len(rows), config.epochs), disable=not progress_bar, unit="epoch",
+                      desc="behaviour model", initial=len(rows), total=config.epochs):
+        if should_stop is not None and should_stop():
+            raise Interrupted({"net": net.state_dict(), "optimizer": opt.state_dict(), "rng": rng, "rows": rows})
         order = torch.from_numpy(rng.permutation(len(train)))
         losses = []
         for lo in range(0, len(train), config.batch_size):
@@ -337,42 +374,80 @@ def _block_atoms(atoms: frozenset) -> frozenset:
 def train_behaviour_model(policy_path: str | Path, out_dir: str | Path, config: BehaviourConfig | None = None,
                           seed: int = 0, *, progress_bar: bool = True) -> dict[str, Any]:
     """Collect Algorithm 3's dataset with the policy (reused if ``out_dir`` has one), fit Ω_w,
-    evaluate agreement on held-out episodes; the result (also ``result.json``)."""
+    evaluate agreement on held-out episodes; the result (also ``result.json``).
+
+    The folder is locked while this runs. Ctrl-C or SIGTERM stop collection between batches and
+    the fit between epochs: the state is saved (``collect_checkpoint.npz`` / ``fit_checkpoint.npz``)
+    and ``KeyboardInterrupt`` raised; the same call again continues exactly where it stopped (the
+    saved seed, config and policy must match, else ``CheckpointError``)."""
     from asg.learning.ddpg.runlog import write_metrics
 
     config = config or BEHAVIOUR_PRESETS["fast"]
     out = Path(out_dir)
     policy = load_policy(policy_path)
+    run_meta = {"domain": DOMAIN, "stage": STAGE, "seed": seed,
+                "config": {**asdict(config), "hidden": list(config.hidden)},
+                "policy_sha256": ckpt.sha256_file(Path(policy_path) / "policy.npz" if Path(policy_path).is_dir()
+                                                  else policy_path)}
     previous = torch.get_num_threads()
     torch.set_num_threads(config.torch_threads)
     start = time.perf_counter()
     try:
-        if (out / DATASET_FILE).is_file():
-            data = BehaviourDataset.load(out / DATASET_FILE)
-        else:
-            data = collect_dataset(policy, config.episodes, seed, config, progress_bar)
-            data.save(out / DATASET_FILE)
-        collect_s = time.perf_counter() - start
-        perm = np.random.default_rng([seed, 7]).permutation(len(data))
-        n_test = max(1, int(round(config.held_out * len(data))))
-        test, train = data.subset(perm[:n_test]), data.subset(perm[n_test:])
-        programs = FetchTask().programs
-        net, s_norm, d_norm, rows = fit_behaviour_model(train, test, len(programs), config, seed, progress_bar,
-                                                        programs)
-        model = LearnedBehaviourModel(net, s_norm, d_norm, programs, config.anchor)
-        model.save(out / MODEL_FILE)
-        write_metrics(out / METRICS, rows)
-        _plot_losses(out / CURVES, rows)
-        result = {"model": str(out / MODEL_FILE), "policy": str(policy_path), "episodes": len(data),
-                  "no_reset_share": float(np.mean(data.no_reset)), "held_out": len(test), "seed": seed,
-                  "config": {**asdict(config), "hidden": list(config.hidden)},
-                  "final_train_loss": rows[-1]["train_loss"], "final_test_loss": rows[-1]["test_loss"],
-                  "collect_seconds": round(collect_s, 1),
-                  "wall_seconds": round(time.perf_counter() - start, 1), **agreement(model, test)}
-        atomic_write_json(out / RESULT, result)
-        return result
+        with RunLock(out), StopOnSignal() as stop:
+            atomic_write_json(out / "config.json", {**run_meta, "policy": str(policy_path)})
+            if (out / DATASET_FILE).is_file():
+                data = BehaviourDataset.load(out / DATASET_FILE)
+            else:
+                partial = _resume_state(out / COLLECT_FILE, COLLECT_KIND, run_meta)
+                try:
+                    data = collect_dataset(policy, config.episodes, seed, config, progress_bar, stop, partial)
+                except Interrupted as stopped:
+                    ckpt.save(out / COLLECT_FILE, COLLECT_KIND, stopped.state, run_meta)
+                    raise KeyboardInterrupt from None
+                data.save(out / DATASET_FILE, run_meta)
+                (out / COLLECT_FILE).unlink(missing_ok=True)
+            collect_s = time.perf_counter() - start
+            perm = np.random.default_rng([seed, 7]).permutation(len(data))
+            n_test = max(1, int(round(config.held_out * len(data))))
+            test, train = data.subset(perm[:n_test]), data.subset(perm[n_test:])
+            programs = FetchTask().programs
+            partial = _resume_state(out / FIT_FILE, FIT_KIND, run_meta)
+            try:
+                net, s_norm, d_norm, rows = fit_behaviour_model(train, test, len(programs), config, seed,
+                                                                progress_bar, programs, stop, partial)
+            except Interrupted as stopped:
+                ckpt.save(out / FIT_FILE, FIT_KIND, stopped.state, run_meta)
+                raise KeyboardInterrupt from None
+            model = LearnedBehaviourModel(net, s_norm, d_norm, programs, config.anchor)
+            model.save(out / MODEL_FILE)
+            (out / FIT_FILE).unlink(missing_ok=True)
+            write_metrics(out / METRICS, rows)
+            _plot_losses(out / CURVES, rows)
+            result = {"model": str(out / MODEL_FILE), "policy": str(policy_path), "episodes": len(data),
+                      "no_reset_share": float(np.mean(data.no_reset)), "held_out": len(test), "seed": seed,
+                      "config": {**asdict(config), "hidden": list(config.hidden)},
+                      "final_train_loss": rows[-1]["train_loss"], "final_test_loss": rows[-1]["test_loss"],
+                      "collect_seconds": round(collect_s, 1),
+                      "wall_seconds": round(time.perf_counter() - start, 1), **agreement(model, test)}
+            atomic_write_json(out / RESULT, result)
+            return result
     finally:
         torch.set_num_threads(previous)
+
+
+_RESUME_KEYS = {COLLECT_KIND: {"rng", "states", "parts", "done"}, FIT_KIND: {"net", "optimizer", "rng", "rows"}}
+
+
+def _resume_state(path: Path, kind: str, run_meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The saved state of an interrupted loop (None when there is none); it must come from the same
+    seed, config and policy (``CheckpointError`` naming the field otherwise)."""
+    if not path.is_file():
+        return None
+    loaded = ckpt.load(path, kind)
+    ckpt.check_agrees("this run's settings", run_meta, path, loaded.meta, tuple(run_meta))
+    ckpt.require(isinstance(loaded.tree, dict) and _RESUME_KEYS[kind] <= set(loaded.tree)
+                 and isinstance(loaded.tree["rng"], np.random.Generator), path, "unexpected content")
+    return loaded.tree
 
 
 def _plot_losses(path: Path, rows: list[dict[str, float]]) -> None:

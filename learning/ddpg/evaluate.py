@@ -1,7 +1,8 @@
 """The shipped policy file, and evaluating it: every atomic program, and the MultiStep suites.
 
 A policy file (``policy.npz``, written by the trainer) holds the actor's weights and the
-normaliser statistics as plain arrays: loading it runs no pickle. :func:`evaluate_atomic` plays
+normaliser statistics in asg's one checkpoint format (``asg.learning.checkpoint``, kind
+``goal-policy``): plain arrays, SHA-256 sealed, loading it runs no pickle. :func:`evaluate_atomic` plays
 ``episodes`` greedy episodes of each of the 20 atomic programs from the all-on-table
 distribution (AlphaNPI-X Appendix D.1's evaluation states); success is the goal reward at the
 last of the T steps, i.e. ψ_i. :func:`evaluate_multistep` chains programs without resets, as
@@ -18,47 +19,47 @@ import numpy as np
 
 from asg.learning.ddpg.normalizer import NormStats
 from asg.learning.ddpg.rollout import EpisodeSpec, FetchTask, PolicySnapshot, RolloutWorker
+from asg.learning import checkpoint as ckpt
 from asg.learning.errors import CheckpointError
 
 POLICY_FILE = "policy.npz"
+POLICY_KIND = "goal-policy"
 MULTISTEP = {"MultiStep-Moving": "moving", "MultiStep-Stacking": "stacking"}
 EVAL_ENVS = 10  # episodes stepped together
 
 
 def save_policy(policy: PolicySnapshot, path: str | Path) -> Path:
-    """Write ``policy`` as a pickle-free ``.npz`` atomically."""
-    import io
-
-    from asg.learning.run_dir import atomic_write
-
-    arrays: dict[str, np.ndarray] = {"n_layers": np.array(len(policy.layers)), "clip_obs": np.array(policy.clip_obs),
-                                     "norm_clip": np.array([policy.o_stats.clip, policy.g_stats.clip])}
-    for i, (w, b) in enumerate(policy.layers):
-        arrays[f"w{i}"], arrays[f"b{i}"] = w, b
-    arrays.update(o_mean=policy.o_stats.mean, o_std=policy.o_stats.std,
-                  g_mean=policy.g_stats.mean, g_std=policy.g_stats.std)
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
+    """Write ``policy`` as a checkpoint of kind ``goal-policy`` atomically."""
+    tree = {"layers": [(w, b) for w, b in policy.layers], "clip_obs": float(policy.clip_obs),
+            "o_stats": _stats_tree(policy.o_stats), "g_stats": _stats_tree(policy.g_stats)}
     path = Path(path)
-    atomic_write(path, buf.getvalue())
+    ckpt.save(path, POLICY_KIND, tree, {"layers": len(policy.layers), "inputs": int(policy.layers[0][0].shape[1])})
     return path
 
 
+def _stats_tree(stats: NormStats) -> dict[str, Any]:
+    return {"mean": stats.mean, "std": stats.std, "clip": float(stats.clip)}
+
+
 def load_policy(path: str | Path) -> PolicySnapshot:
-    """A policy from a ``policy.npz`` or a run directory holding one; ``CheckpointError`` if unusable."""
+    """A policy from a policy file or a run directory holding one; ``CheckpointError`` if unusable."""
     path = Path(path)
     if path.is_dir():
         path = path / POLICY_FILE
     if not path.is_file():
         raise CheckpointError(f"{path}: no policy file (train a goal policy first)")
     try:
-        with np.load(path, allow_pickle=False) as data:
-            n = int(data["n_layers"])
-            layers = tuple((data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32)) for i in range(n))
-            o_clip, g_clip = (float(x) for x in data["norm_clip"])
-            return PolicySnapshot(layers, NormStats(data["o_mean"], data["o_std"], o_clip),
-                                  NormStats(data["g_mean"], data["g_std"], g_clip), float(data["clip_obs"]))
-    except (OSError, KeyError, ValueError) as err:
+        tree = ckpt.load(path, POLICY_KIND).tree
+        layers = tuple((np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in tree["layers"])
+        ckpt.require(bool(layers) and all(w.ndim == 2 and b.shape == (w.shape[0],) for w, b in layers)
+                     and all(w2.shape[1] == w1.shape[0] for (w1, _), (w2, _) in zip(layers, layers[1:])),
+                     path, "layer shapes do not chain")
+        o, g = tree["o_stats"], tree["g_stats"]
+        return PolicySnapshot(layers, NormStats(o["mean"], o["std"], float(o["clip"])),
+                              NormStats(g["mean"], g["std"], float(g["clip"])), float(tree["clip_obs"]))
+    except CheckpointError as err:
+        raise CheckpointError(f"{path}: not a policy file ({ckpt.reason(err)})") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise CheckpointError(f"{path}: not a policy file ({type(err).__name__})") from None
 
 

@@ -319,8 +319,13 @@ def evaluate_baseline(policy: str | Path | PolicySnapshot, kind: str, episodes: 
         raise ConfigError(f"episodes must be >= 1, got {episodes}")
     if not isinstance(policy, PolicySnapshot):
         info = Path(policy) / BASELINE_FILE
-        if info.is_file() and json.loads(info.read_text()).get("kind") != kind:
-            raise ConfigError(f"{info}: this run trained another baseline than {kind}")
+        if info.is_file():
+            try:
+                saved = json.loads(info.read_text())
+            except (OSError, UnicodeDecodeError, ValueError) as err:
+                raise CheckpointError(f"{info}: unreadable ({type(err).__name__})") from None
+            if not isinstance(saved, dict) or saved.get("kind") != kind:
+                raise ConfigError(f"{info}: this run trained another baseline than {kind}")
         policy = load_policy(policy)
     task = NonAtomicTask(goal, horizon, initial_state)
     if policy.layers[0][0].shape[1] != task.obs_dim + task.goal_dim:

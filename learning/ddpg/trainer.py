@@ -18,14 +18,19 @@ Run directory::
     metrics.csv       one row per epoch
     curves.png        success and losses against environment steps
     policy.npz        the greedy policy after the last epoch (``evaluate.load_policy``)
-    checkpoint.pkl    everything needed to resume exactly (atomic: temp file + os.replace);
-    checkpoint.json   its version and epoch.  Pickles: resume only runs you wrote yourself.
+    checkpoint.npz    everything needed to resume exactly, in asg's one checkpoint format
+                      (``asg.learning.checkpoint``: no pickle)
+    checkpoint.json   its description (version, epoch, env steps, SHA-256)
     result.json       the final summary (also returned)
+    .lock             the writer's lock (``run_dir.RunLock``)
+
+A resume checks that ``config.json`` names the stage, seed and task the checkpoint holds. Ctrl-C
+or SIGTERM stop the run at the next cycle boundary: it checkpoints there (mid-epoch, with the
+finished cycles) and raises ``KeyboardInterrupt``; resuming repeats the uninterrupted run exactly.
 """
 from __future__ import annotations
 
 import json
-import pickle
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -43,12 +48,16 @@ from asg.learning.ddpg.evaluate import POLICY_FILE, family, save_policy
 from asg.learning.ddpg.her import sample_transitions
 from asg.learning.ddpg.replay import EpisodeBuffer, StateBuffer
 from asg.learning.ddpg.rollout import EpisodeSpec, Episodes, FetchTask, GoalTask, RolloutWorker
+from asg.learning import checkpoint as ckpt
 from asg.learning.errors import CheckpointError, ConfigError
-from asg.learning.run_dir import atomic_write, atomic_write_json
+from asg.learning.run_dir import RunLock, StopOnSignal, atomic_write_json
 
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = ckpt.VERSION
+STAGE, DOMAIN = "goal-policy", "fetch-programs"
+CHECKPOINT_KIND = "goal-policy-trainer"
+IDENTITY = ("domain", "stage", "seed", "task")  # what config.json and the checkpoint must share
 CONFIG, METRICS, CURVES = "config.json", "metrics.csv", "curves.png"
-CHECKPOINT, CHECKPOINT_META, RESULT = "checkpoint.pkl", "checkpoint.json", "result.json"
+CHECKPOINT, CHECKPOINT_META, RESULT = "checkpoint.npz", "checkpoint.json", "result.json"
 EVAL_ENVS = 10
 
 
@@ -63,6 +72,7 @@ class Progress:
     wall_s: float = 0.0  # training wall time over all sessions
     pretrain_loss: float | None = None  # last loss of the BC pre-training on the demos
     rows: list[dict[str, Any]] = field(default_factory=list)
+    epoch_cycles: list[dict[str, float]] = field(default_factory=list)  # finished cycles of the current epoch
 
 
 def training_starts(chained: float) -> Any:
@@ -243,16 +253,22 @@ class GoalPolicyTrainer:
                 out[f"test_{fam.lower()}"] = float(np.mean(picked)) if picked else float("nan")
         return out
 
-    def epoch(self, on_cycle: Callable[[dict[str, float]], Any] | None = None) -> dict[str, Any]:
-        """Run one epoch (``on_cycle`` is called after each cycle); its metrics row."""
+    def epoch(self, on_cycle: Callable[[dict[str, float]], Any] | None = None,
+              should_stop: Callable[[], bool] | None = None) -> dict[str, Any] | None:
+        """Run (the rest of) one epoch (``on_cycle`` is called after each cycle); its metrics row, or
+        None when ``should_stop()`` said so between cycles (the finished cycles stay in ``progress``)."""
         sch = self.config.schedule
         e = self.progress.epoch
         start = time.perf_counter()
-        cycles = []
-        for _ in range(sch.cycles):
+        cycles = self.progress.epoch_cycles
+        while len(cycles) < sch.cycles:
+            if should_stop is not None and should_stop():
+                self.progress.wall_s += time.perf_counter() - start
+                return None
             cycles.append(self.cycle(e))
             if on_cycle is not None:
                 on_cycle(cycles[-1])
+        self.progress.epoch_cycles = []
         row: dict[str, Any] = {"epoch": e + 1, "phase": 1 if e < sch.epochs_phase1 else 2}
         keys = [k for k in cycles[0]]
         row.update({k: float(np.mean([c[k] for c in cycles])) for k in keys})
@@ -268,17 +284,19 @@ class GoalPolicyTrainer:
 
     # -- checkpoints ---------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume exactly, as data (``asg.learning.checkpoint``)."""
         return {"version": CHECKPOINT_VERSION, "config": cfgmod.to_dict(self.config), "seed": self.seed,
                 "agent": self.agent.state_dict(), "buffer": self.buffer.state_dict(),
-                "states": self.states.state_dict(), "demos": self.demos,
+                "states": _states_tree(self.states), "demos": None if self.demos is None else _fields(self.demos),
                 "labels": None if self.labels is None else self.labels.state_dict(),
                 "rng": self.rng.bit_generator.state, "progress": asdict(self.progress)}
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` output."""
         self.agent.load_state_dict(data["agent"])
         self.buffer = EpisodeBuffer.from_state_dict(data["buffer"])
-        self.states = StateBuffer.from_state_dict(data["states"])
-        self.demos = data["demos"]
+        self.states = _states_from(data["states"])
+        self.demos = None if data["demos"] is None else DemoSet(**data["demos"])
         if data.get("labels") is not None:
             self.labels = ExpertLabels.from_state_dict(data["labels"])
         if self.demos is not None:
@@ -293,35 +311,77 @@ class GoalPolicyTrainer:
         self.evaluator.close()
 
 
+def _fields(obj: Any) -> dict[str, Any]:
+    return {f: getattr(obj, f) for f in obj.__dataclass_fields__}
+
+
+def _states_tree(buf: StateBuffer) -> dict[str, Any]:
+    """A state buffer as arrays: simulation states (``SimState``) or plain arrays, stacked."""
+    from asg.envs.fetch.simulation import SimState
+
+    sim = bool(buf.states) and all(isinstance(s, SimState) for s in buf.states)
+    values = [s.values if sim else np.asarray(s) for s in buf.states]
+    return {"capacity": buf.capacity, "next": buf.next, "kind": "sim_state" if sim else "array",
+            "states": np.stack(values) if values else None, "obs": np.stack(buf.obs) if buf.obs else None}
+
+
+def _states_from(data: dict[str, Any]) -> StateBuffer:
+    from asg.envs.fetch.simulation import SimState
+
+    buf = StateBuffer(int(data["capacity"]))
+    states = [] if data["states"] is None else [row.copy() for row in data["states"]]
+    buf.states = [SimState(v) for v in states] if data["kind"] == "sim_state" else states
+    buf.obs = [] if data["obs"] is None else [row.copy() for row in data["obs"]]
+    if len(buf.states) != len(buf.obs) or len(buf.states) > buf.capacity:
+        raise ValueError("state buffer of inconsistent size")
+    buf.next = int(data["next"])
+    return buf
+
+
+def _run_identity(seed: int, task: str) -> dict[str, Any]:
+    return {"domain": DOMAIN, "stage": STAGE, "seed": seed, "task": task}
+
+
 def read_checkpoint(run_dir: str | Path) -> dict[str, Any]:
-    """The checkpoint payload of a run directory; ``CheckpointError`` if missing, corrupt or foreign."""
+    """The checkpoint payload of a run directory; ``CheckpointError`` if missing, corrupt, foreign,
+    or when ``config.json`` names another stage, seed or task than the checkpoint."""
     run_dir = Path(run_dir)
-    file, meta_file = run_dir / CHECKPOINT, run_dir / CHECKPOINT_META
+    file, meta_file, config_file = run_dir / CHECKPOINT, run_dir / CHECKPOINT_META, run_dir / CONFIG
     if not file.is_file():
         raise CheckpointError(f"{file}: missing (nothing to resume)")
+    if meta_file.is_file():
+        try:
+            desc = json.loads(meta_file.read_text())
+        except (OSError, ValueError) as err:
+            raise CheckpointError(f"{meta_file}: unreadable ({type(err).__name__})") from None
+        if not isinstance(desc, dict) or desc.get("version") != CHECKPOINT_VERSION:
+            raise CheckpointError(f"{meta_file}: unsupported checkpoint version (expected {CHECKPOINT_VERSION})")
+    loaded = ckpt.load(file, CHECKPOINT_KIND)
     try:
-        meta = json.loads(meta_file.read_text())
+        saved = json.loads(config_file.read_text())
+    except FileNotFoundError:
+        raise CheckpointError(f"{config_file}: missing") from None
     except (OSError, ValueError) as err:
-        raise CheckpointError(f"{meta_file}: missing or unreadable ({type(err).__name__})") from None
-    if not isinstance(meta, dict) or meta.get("version") != CHECKPOINT_VERSION:
-        raise CheckpointError(f"{meta_file}: unsupported checkpoint version (expected {CHECKPOINT_VERSION})")
-    try:
-        data = pickle.loads(file.read_bytes())
-    except Exception as err:  # any unpickling failure means a corrupt or truncated file
-        raise CheckpointError(f"{file}: corrupt checkpoint ({type(err).__name__}); "
-                              "restore it from a backup or start a new run") from None
+        raise CheckpointError(f"{config_file}: unreadable ({type(err).__name__})") from None
+    if not isinstance(saved, dict):
+        raise CheckpointError(f"{config_file}: not a goal-policy run config")
+    saved = {"domain": DOMAIN, "stage": STAGE, **saved}  # runs of before these fields were the goal policy's
+    ckpt.check_agrees(config_file, saved, file, loaded.meta, IDENTITY)
+    data = loaded.tree
     needed = {"version", "config", "agent", "buffer", "states", "rng", "progress"}
-    if not isinstance(data, dict) or not needed <= set(data) or data["version"] != CHECKPOINT_VERSION:
-        raise CheckpointError(f"{file}: corrupt checkpoint (unexpected content)")
+    ckpt.require(isinstance(data, dict) and needed <= set(data), file, "unexpected content")
     return data
 
 
 def write_checkpoint(trainer: GoalPolicyTrainer, run_dir: Path) -> None:
     """Checkpoint then its description, each atomically."""
-    payload = pickle.dumps(trainer.state_dict(), protocol=pickle.HIGHEST_PROTOCOL)
-    atomic_write(run_dir / CHECKPOINT, payload)
-    atomic_write_json(run_dir / CHECKPOINT_META, {"version": CHECKPOINT_VERSION, "epoch": trainer.progress.epoch,
-                                                  "env_steps": trainer.progress.env_steps})
+    p = trainer.progress
+    meta = {**_run_identity(trainer.seed, type(trainer.task).__name__), "epoch": p.epoch, "env_steps": p.env_steps}
+    sha = ckpt.save(run_dir / CHECKPOINT, CHECKPOINT_KIND, trainer.state_dict(), meta)
+    atomic_write_json(run_dir / CHECKPOINT_META, {"format": ckpt.FORMAT, "version": CHECKPOINT_VERSION,
+                                                  "kind": CHECKPOINT_KIND, "epoch": p.epoch,
+                                                  "cycles_into_epoch": len(p.epoch_cycles),
+                                                  "env_steps": p.env_steps, "sha256": sha})
 
 
 def _resolve_config(config: GoalPolicyConfig | None, saved: dict[str, Any], where: Path) -> GoalPolicyConfig:
@@ -353,36 +413,43 @@ def train_goal_policy(config: GoalPolicyConfig | None, out_dir: str | Path, resu
     import torch
 
     if workers < 1:
-        raise ConfigError(f"--workers must be >= 1, got {workers}")
-    saved = None
-    if resume is not None:
-        run_dir = Path(resume)
-        saved = read_checkpoint(run_dir)
-        config = _resolve_config(config, saved["config"], run_dir / CHECKPOINT)
-        seed = int(saved["seed"])
-    else:
-        if config is None:
-            raise ConfigError("a config (or --preset) is needed for a new run")
-        run_dir = Path(out_dir)
-        if (run_dir / CHECKPOINT).exists():
-            raise ConfigError(f"{run_dir}: already holds a run; use --resume {run_dir} or another --out")
-    previous_threads = torch.get_num_threads()
-    torch.set_num_threads(config.schedule.torch_threads)
-    trainer = GoalPolicyTrainer(config, task, seed, workers, ray_address)
-    try:
-        if saved is not None:
-            trainer.load_state_dict(saved)
+        raise ConfigError(f"workers must be >= 1, got {workers}")
+    run_dir = Path(resume if resume is not None else out_dir)
+    if resume is not None and not (run_dir / CHECKPOINT).is_file():
+        raise CheckpointError(f"{run_dir / CHECKPOINT}: missing (nothing to resume)")
+    with RunLock(run_dir):
+        saved = None
+        if resume is not None:
+            saved = read_checkpoint(run_dir)
+            config = _resolve_config(config, saved["config"], run_dir / CHECKPOINT)
+            seed = int(saved["seed"])
         else:
+            if config is None:
+                raise ConfigError("a config (or a preset) is needed for a new run")
+            if (run_dir / CHECKPOINT).exists():
+                raise ConfigError(f"{run_dir}: already holds a run ({CHECKPOINT}); resume it or choose another folder")
+        previous_threads = torch.get_num_threads()
+        torch.set_num_threads(config.schedule.torch_threads)
+        trainer = GoalPolicyTrainer(config, task, seed, workers, ray_address)
+        try:
+            if saved is not None:
+                try:
+                    trainer.load_state_dict(saved)
+                except (KeyError, ValueError, TypeError, RuntimeError) as err:
+                    raise CheckpointError(f"{run_dir / CHECKPOINT}: does not fit the run's config ({err})") from None
+            else:
+                trainer.prepare_demos()
             atomic_write_json(run_dir / CONFIG, {"config": cfgmod.to_dict(config), "seed": seed, "workers": workers,
-                                                 "task": type(trainer.task).__name__})
-            trainer.prepare_demos()
-        return _train_loop(trainer, run_dir, progress_bar, max_epochs)
-    finally:
-        trainer.close()
-        torch.set_num_threads(previous_threads)
+                                                 **_run_identity(seed, type(trainer.task).__name__)})
+            with StopOnSignal() as stop:
+                return _train_loop(trainer, run_dir, progress_bar, max_epochs, stop)
+        finally:
+            trainer.close()
+            torch.set_num_threads(previous_threads)
 
 
-def _train_loop(trainer: GoalPolicyTrainer, run_dir: Path, progress_bar: bool, max_epochs: int | None) -> dict:
+def _train_loop(trainer: GoalPolicyTrainer, run_dir: Path, progress_bar: bool, max_epochs: int | None,
+                should_stop: Callable[[], bool]) -> dict:
     from tqdm import tqdm
 
     from asg.learning.ddpg.runlog import plot_curves, write_metrics
@@ -390,7 +457,7 @@ def _train_loop(trainer: GoalPolicyTrainer, run_dir: Path, progress_bar: bool, m
     sch = trainer.config.schedule
     p = trainer.progress
     last = sch.total_epochs if max_epochs is None else min(sch.total_epochs, p.epoch + max_epochs)
-    bar = tqdm(total=sch.total_epochs * sch.cycles, initial=p.epoch * sch.cycles, unit="cycle",
+    bar = tqdm(total=sch.total_epochs * sch.cycles, initial=p.epoch * sch.cycles + len(p.epoch_cycles), unit="cycle",
                disable=not progress_bar, dynamic_ncols=True, desc="goal policy")
     def on_cycle(out: dict[str, float]) -> None:
         bar.update(1)
@@ -398,7 +465,10 @@ def _train_loop(trainer: GoalPolicyTrainer, run_dir: Path, progress_bar: bool, m
 
     try:
         while p.epoch < last:
-            row = trainer.epoch(on_cycle)
+            row = trainer.epoch(on_cycle, should_stop)
+            if row is None:  # Ctrl-C / SIGTERM: checkpoint between cycles, then stop
+                write_checkpoint(trainer, run_dir)
+                raise KeyboardInterrupt
             bar.set_postfix(test=f"{row['test_success']:.2f}", phase=row["phase"])
             write_metrics(run_dir / METRICS, p.rows)
             save_policy(trainer.agent.snapshot(), run_dir / POLICY_FILE)

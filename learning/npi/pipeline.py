@@ -1,8 +1,11 @@
 """Entry points for the CLI: train the meta-controller, evaluate non-atomic programs (Table 2).
 
 A run folder holds ``config.json`` (the resolved :class:`NPIConfig`, seed, model), ``metrics.csv``
-(one row per iteration), ``meta_controller.pt`` (network, optimiser and loop state; written
-atomically) and ``result.json``. Checkpoints are torch pickles: load only files you wrote.
+(one row per iteration), ``meta_controller.npz`` (network, optimiser and loop state, in asg's one
+checkpoint format ``asg.learning.checkpoint``: no pickle), ``result.json``
+and the writer's ``.lock``. A resume checks that ``config.json`` names the stage, seed and model of the
+checkpoint. Ctrl-C or SIGTERM stop training after the current iteration: it checkpoints, writes
+``result.json`` (status ``interrupted``) and raises ``KeyboardInterrupt``.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
+from asg.learning import checkpoint as ckpt
 from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.npi.config import NPIConfig, SearchConfig, from_dict, to_dict
 from asg.learning.npi.inference import (
@@ -26,10 +30,13 @@ from asg.learning.npi.models import EnvironmentModel, RealFetchModel, exact_fetc
 from asg.learning.npi.network import AlphaNPINet
 from asg.learning.npi.selfplay import import_ray, make_guide, resolve_backend, start_state
 from asg.learning.npi.trainer import MetaControllerTrainer
-from asg.learning.run_dir import atomic_write, atomic_write_json
+from asg.learning.run_dir import RunLock, StopOnSignal, atomic_write, atomic_write_json
 
-CHECKPOINT = "meta_controller.pt"
+CHECKPOINT = "meta_controller.npz"
 CHECKPOINT_VERSION = 1
+CHECKPOINT_KIND = "meta-controller"
+STAGE, DOMAIN = "meta-controller", "fetch-programs"
+IDENTITY = ("domain", "stage", "seed", "model")  # what config.json and the checkpoint must share
 MODELS = ("exact", "learned")
 WORLDS = ("real", "model")
 # AlphaNPI-X Table 2 (success per program family, averaged over arguments).
@@ -61,22 +68,25 @@ def save_checkpoint(path: Path, trainer: MetaControllerTrainer, model_name: str)
     payload = {"version": CHECKPOINT_VERSION, "config": to_dict(trainer.config), "seed": trainer.seed,
                "model": model_name, "programs": list(trainer.table.names), "state_dim": trainer.model.state_dim,
                "trainer": trainer.state_dict()}
-    buf = io.BytesIO()
-    torch.save(payload, buf)
-    atomic_write(Path(path), buf.getvalue())
+    ckpt.save(Path(path), CHECKPOINT_KIND, payload, {**_identity(trainer.seed, model_name),
+                                                     "iteration": trainer.state.iteration})
+
+
+def _identity(seed: int, model: str) -> dict[str, Any]:
+    return {"domain": DOMAIN, "stage": STAGE, "seed": seed, "model": model}
 
 
 def read_checkpoint(path: str | Path) -> dict[str, Any]:
-    """The checkpoint payload; ``CheckpointError`` when missing, corrupt or of another version."""
+    """The checkpoint payload; ``CheckpointError`` when missing, corrupt, foreign or of another version."""
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"{path}: no meta-controller checkpoint")
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as err:  # any unpickling failure means a corrupt file
-        raise CheckpointError(f"{path}: corrupt checkpoint ({type(err).__name__})") from None
+    payload = ckpt.load(path, CHECKPOINT_KIND).tree
+    needed = {"config", "seed", "model", "programs", "state_dim", "trainer"}
     if not isinstance(payload, dict) or payload.get("version") != CHECKPOINT_VERSION:
         raise CheckpointError(f"{path}: not a version-{CHECKPOINT_VERSION} meta-controller checkpoint")
+    ckpt.require(needed <= set(payload) and isinstance(payload["trainer"], dict) and "net" in payload["trainer"],
+                 path, "unexpected content")
     return payload
 
 
@@ -85,9 +95,8 @@ def export_network(checkpoint: str | Path, out: str | Path) -> Path:
     buffers or loop state): what asg ships. It evaluates like the original but cannot resume."""
     payload = read_checkpoint(checkpoint)
     slim = {**payload, "trainer": {"net": payload["trainer"]["net"]}, "inference_only": True}
-    buf = io.BytesIO()
-    torch.save(slim, buf)
-    atomic_write(Path(out), buf.getvalue())
+    ckpt.save(Path(out), CHECKPOINT_KIND, slim, {**_identity(payload["seed"], payload["model"]),
+                                                 "inference_only": True})
     return Path(out)
 
 
@@ -99,7 +108,10 @@ def load_network(path: str | Path, model: EnvironmentModel) -> tuple[AlphaNPINet
     config = from_dict(payload["config"], str(path))
     table = model.table
     net = AlphaNPINet(model.state_dim, table.n_actions, len(table.tasks), config.net)
-    net.load_state_dict(payload["trainer"]["net"])
+    try:
+        net.load_state_dict(payload["trainer"]["net"])
+    except (RuntimeError, KeyError, TypeError) as err:  # RuntimeError: torch's missing keys / shape mismatch
+        raise CheckpointError(f"{path}: network weights do not fit its config ({type(err).__name__})") from None
     return net, config
 
 
@@ -137,13 +149,25 @@ def train_meta_controller(out_dir: str | Path, *, config: NPIConfig | None = Non
 
     torch.set_num_threads(1)
     out = Path(out_dir)
-    ckpt = out / CHECKPOINT
+    with RunLock(out), StopOnSignal() as signalled:
+        return _train(out, config, model, predictor, seed, iterations, workers, backend, ray_address, resume,
+                      progress, should_stop, signalled)
+
+
+def _train(out: Path, config: NPIConfig | None, model: str, predictor: Any, seed: int, iterations: int | None,
+           workers: int | None, backend: str | None, ray_address: str | None, resume: bool,
+           progress: Callable[[dict[str, Any]], None] | None, should_stop: Callable[[], bool] | None,
+           signalled: StopOnSignal) -> MetaControllerResult:
+    from dataclasses import replace
+
+    path = out / CHECKPOINT
     if resume:
-        payload = read_checkpoint(ckpt)
+        payload = read_checkpoint(path)
         if payload.get("inference_only"):
-            raise CheckpointError(f"{ckpt}: an inference-only export (no trainer state); it cannot be resumed")
-        config, seed, model = from_dict(payload["config"], str(ckpt)), payload["seed"], payload["model"]
-    elif ckpt.exists():
+            raise CheckpointError(f"{path}: an inference-only export (no trainer state); it cannot be resumed")
+        _check_config_file(out / "config.json", payload, path)
+        config, seed, model = from_dict(payload["config"], str(path)), int(payload["seed"]), str(payload["model"])
+    elif path.exists():
         raise ConfigError(f"{out}: already holds a meta-controller; resume it or choose another folder")
     config = config or NPIConfig()
     if workers is not None:
@@ -155,24 +179,44 @@ def train_meta_controller(out_dir: str | Path, *, config: NPIConfig | None = Non
     world = build_model(model, predictor, config.initial_states)
     trainer = MetaControllerTrainer(world, config, seed)
     if resume:
-        trainer.load_state_dict(payload["trainer"])
-    atomic_write_json(out / "config.json", {"config": to_dict(config), "seed": seed, "model": model})
+        try:
+            trainer.load_state_dict(payload["trainer"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:
+            raise CheckpointError(f"{path}: does not fit the run's config and model ({type(err).__name__})") from None
+    atomic_write_json(out / "config.json", {"config": to_dict(config), **_identity(seed, model)})
     total = config.iterations if iterations is None else iterations
 
     def on_row(row: dict[str, Any]) -> None:
         _write_metrics(out / "metrics.csv", trainer.state.rows)
         if row["iteration"] % config.validate_every == 0 or row["iteration"] >= total:
-            save_checkpoint(ckpt, trainer, model)
+            save_checkpoint(path, trainer, model)
         if progress is not None:
             progress(row)
 
-    state = trainer.train(total, on_row, should_stop)
-    save_checkpoint(ckpt, trainer, model)
+    stop = signalled if should_stop is None else (lambda: signalled() or should_stop())
+    state = trainer.train(total, on_row, stop)
+    save_checkpoint(path, trainer, model)
     status = "solved" if trainer.solved() else ("finished" if state.iteration >= total else "interrupted")
     result = MetaControllerResult(str(out), model, seed, state.iteration, dict(state.validation),
                                   dict(state.first_reached), round(state.wall_seconds, 2), status)
     atomic_write_json(out / "result.json", result.to_json())
+    if signalled.requested:
+        raise KeyboardInterrupt  # Ctrl-C / SIGTERM: checkpointed; the caller reports the interruption
     return result
+
+
+def _check_config_file(config_file: Path, payload: dict[str, Any], path: Path) -> None:
+    """``config.json`` must name the checkpoint's stage, seed and model (``CheckpointError`` else)."""
+    try:
+        saved = json.loads(config_file.read_text())
+    except FileNotFoundError:
+        raise CheckpointError(f"{config_file}: missing") from None
+    except (OSError, ValueError) as err:
+        raise CheckpointError(f"{config_file}: unreadable ({type(err).__name__})") from None
+    if not isinstance(saved, dict):
+        raise CheckpointError(f"{config_file}: not a meta-controller run config")
+    saved = {"domain": DOMAIN, "stage": STAGE, **saved}  # folders of before these fields were this stage's
+    ckpt.check_agrees(config_file, saved, path, _identity(payload["seed"], payload["model"]), IDENTITY)
 
 
 def _write_metrics(path: Path, rows: list[dict[str, Any]]) -> None:

@@ -240,14 +240,21 @@ class MetaControllerTrainer:
 
     # -- checkpoints ---------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        """Everything needed to resume: network, optimiser, buffer, generator, loop state."""
+        """Everything needed to resume, as data (``asg.learning.checkpoint``): network, optimiser,
+        buffer, generator, loop state."""
+        buffer = {row: [_fields(sample) for sample in held] for row, held in self.buffer.items.items()}
         return {"net": self.net.state_dict(), "optimizer": self.optimizer.state_dict(),
-                "buffer": self.buffer.items, "rng": self.rng.bit_generator.state, "state": self.state}
+                "buffer": buffer, "rng": self.rng.bit_generator.state, "state": _fields(self.state)}
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
-        """Resume from :meth:`state_dict` output."""
+        """Resume from :meth:`state_dict` output (``KeyError`` / ``TypeError`` / ``RuntimeError`` when
+        it does not fit this trainer)."""
         self.net.load_state_dict(data["net"])
         self.optimizer.load_state_dict(data["optimizer"])
-        self.buffer.items = {k: list(v) for k, v in data["buffer"].items()}
+        self.buffer.items = {int(k): [TraceSample(**sample) for sample in v] for k, v in data["buffer"].items()}
         self.rng.bit_generator.state = data["rng"]
-        self.state = data["state"]
+        self.state = TrainerState(**data["state"])
+
+
+def _fields(obj: Any) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in obj.__dataclass_fields__}
