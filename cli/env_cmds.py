@@ -11,35 +11,35 @@ from typing import TYPE_CHECKING
 
 import click
 
+from asg.cli.options import LazyChoice, ModelPath
+
 if TYPE_CHECKING:
     from asg.planning.mvtr import MVTRReport
 
 
-class DomainChoice(click.Choice):
+def _domain_names() -> list[str]:
+    from asg.envs.domains import DOMAINS
+
+    return sorted(DOMAINS)
+
+
+def DomainChoice() -> LazyChoice:
     """``click.Choice`` over ``asg.envs.domains.DOMAINS``, read on first use (keeps ``asg`` fast)."""
-
-    def __init__(self) -> None:
-        self.case_sensitive = True
-
-    @property
-    def choices(self) -> tuple[str, ...]:
-        from asg.envs.domains import DOMAINS
-
-        return tuple(sorted(DOMAINS))
+    return LazyChoice(_domain_names)
 
 
-@click.command("mvtr")
+@click.command("mvtr", short_help="Check a model is an MVTR of a domain's env (ASGRL).")
 @click.option("--domain", "domain_name", required=True, type=DomainChoice(),
               help="Registered domain whose env is explored.")
-@click.option("--model", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="PDDL file (domain and problem) to check instead of the domain's own model.")
+@click.option("--model", type=ModelPath(),
+              help="PDDL model (file or bundled name) to check instead of the domain's own.")
 @click.option("--episodes", type=click.IntRange(min=0), default=20, show_default=True,
               help="Random-exploration episodes from the initial state.")
 @click.option("--max-steps", type=click.IntRange(min=1), default=500, show_default=True,
               help="Length of one random episode.")
 @click.option("--branch-steps", type=click.IntRange(min=0), default=50, show_default=True,
               help="Random steps taken after each prefix of the solver's route.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def mvtr(domain_name: str, model: Path | None, episodes: int, max_steps: int,
          branch_steps: int, seed: int, as_json: bool) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from asg.cli.options import OutputPath, need_output_for_pictures
 from asg.planning.errors import AsgError
 
 FORMATS = ("text", "png", "svg")
@@ -19,16 +20,20 @@ CONTROLLERS = ("scripted",)
 INITIAL_STATES = ("table", "training")
 
 
-@click.command("programs")
+@click.command("programs", short_help="The Fetch program library and its hierarchy.")
 @click.option("--json", "as_json", is_flag=True, help="Print the library as JSON.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text: the table and the call hierarchy; png/svg: the hierarchy drawn as a graph.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--output", type=OutputPath("file"),
               help="Write to this file (required for png and svg).")
 def programs(as_json: bool, fmt: str, output: Path | None) -> None:
     """The Fetch program library: levels, arguments, pre/post-conditions, who calls whom, and each
     non-atomic program's landmark subgoals (from every block on the table)."""
     from asg.planning.programs import fetch_library
+
+    if as_json and fmt != "text":
+        raise click.UsageError(f"--json: not with --format {fmt}")
+    need_output_for_pictures(fmt, output)
 
     library = fetch_library()
     if as_json:
@@ -39,8 +44,6 @@ def programs(as_json: bool, fmt: str, output: Path | None) -> None:
     elif fmt == "text":
         _emit(format_library(library), output)
     else:
-        if output is None:
-            raise AsgError(f"--format {fmt} needs -o/--output FILE")
         draw_hierarchy(library, output, fmt)
         click.echo(f"wrote {output}")
 
@@ -49,9 +52,12 @@ def _emit(text: str, output: Path | None) -> None:
     if output is None:
         click.echo(text)
         return
-    tmp = output.with_name(output.name + ".tmp")
-    tmp.write_text(text + "\n")
-    os.replace(tmp, output)
+    tmp = output.with_name(output.name + f".tmp{os.getpid()}")
+    try:
+        tmp.write_text(text + "\n")
+        os.replace(tmp, output)
+    except OSError as err:
+        raise AsgError(f"-o/--output {output}: cannot write ({err.strerror})") from None
     click.echo(f"wrote {output}")
 
 
@@ -125,19 +131,19 @@ def draw_hierarchy(library, output: Path, fmt: str) -> None:
     os.replace(tmp, output)
 
 
-@click.group("fetch")
+@click.group("fetch", short_help="Run programs in the Fetch 4-block, 2-zone world.")
 def fetch() -> None:
     """The Fetch 4-block, 2-zone world of AlphaNPI-X."""
 
 
-@fetch.command("run")
+@fetch.command("run", short_help="Execute a program in MuJoCo and report its post-condition.")
 @click.argument("program")
 @click.option("--controller", type=click.Choice(CONTROLLERS), default="scripted", show_default=True,
               help="Who executes atomic programs.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the initial state.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the initial state.")
 @click.option("--initial-state", type=click.Choice(INITIAL_STATES), default="table", show_default=True,
               help="table: every block on the table (evaluation); training: Appendix D.1.")
-@click.option("--frames", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--frames", type=OutputPath("dir"),
               help="Write rendered PNG frames to this folder (needs a GL backend).")
 @click.option("--frame-every", type=click.IntRange(min=1), default=5, show_default=True,
               help="Render one frame every N env steps.")

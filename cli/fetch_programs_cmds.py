@@ -7,8 +7,10 @@ Stages of ``asg train --domain fetch-programs --stage S``:
 - ``meta-controller``: the AlphaNPI recursive-MCTS meta-controller of the non-atomic programs,
   trained in imagination inside the exact or the learned model.
 
-``asg eval --domain fetch-programs --programs atomic|multistep|non-atomic`` scores them. Without
-``--policy`` / ``--behaviour-model`` the files shipped in ``asg.learning.pretrained`` are used.
+``asg eval --domain fetch-programs --suite atomic|multistep|non-atomic`` scores them
+(``--programs A,B`` restricts the atomic suite). Without ``--policy`` / ``--behaviour-model``
+the files shipped in ``asg.learning.pretrained`` are used. ``--world-model exact|learned`` is
+the behaviour model the meta-controller searches in, in training and evaluation alike.
 """
 from __future__ import annotations
 
@@ -19,14 +21,15 @@ from typing import Any
 
 import click
 
+from asg.cli.progress import is_terminal
 from asg.planning.errors import AsgError
 
 DOMAIN = "fetch-programs"
 STAGES = ("goal-policy", "behaviour-model", "meta-controller")
 PRETRAINED = Path(__file__).resolve().parent.parent / "learning" / "pretrained"
 SHIPPED_POLICY = "fetch_goal_policy.npz"
-SHIPPED_BEHAVIOUR_MODEL = "fetch_behaviour_model.pt"
-SHIPPED_META_CONTROLLER = "fetch_meta_controller.pt"
+SHIPPED_BEHAVIOUR_MODEL = "fetch_behaviour_model.npz"
+SHIPPED_META_CONTROLLER = "fetch_meta_controller.npz"
 
 
 def shipped(name: str) -> Path:
@@ -57,6 +60,21 @@ def _default_out(stage: str, preset: str, seed: int) -> Path:
     return Path("runs") / f"fetch-{stage}-{preset}-seed{seed}"
 
 
+def _bars(params: dict[str, Any]) -> bool:
+    """The trainers' own tqdm bars only on a terminal (elsewhere their redraws fill the log)."""
+    return not params.get("quiet") and is_terminal(sys.stderr)
+
+
+def _print_written(folder: Path, *next_commands: str) -> None:
+    from asg.cli.train_cmds import written_files
+
+    click.echo(f"wrote {written_files(Path(folder))}")
+    if next_commands:
+        click.echo("next:")
+        for command in next_commands:
+            click.echo(f"  {command}")
+
+
 def train_handler(ctx: click.Context, params: dict[str, Any]) -> None:
     """``asg train --domain fetch-programs ...`` (registered in ``train_cmds.DOMAIN_HANDLERS``)."""
     stage = params.get("stage")
@@ -73,7 +91,7 @@ def train_handler(ctx: click.Context, params: dict[str, Any]) -> None:
         _forbid(params, common | {"policy", "episodes", "config_file"}, stage)
         result = _train_behaviour_model(params)
     else:
-        _forbid(params, common | {"workers", "ray_address", "behaviour_model", "model_kind", "iterations"}, stage)
+        _forbid(params, common | {"workers", "ray_address", "behaviour_model", "world_model", "iterations"}, stage)
         result = _train_meta_controller(params)
     if params.get("as_json"):
         click.echo(json.dumps(result, indent=2, sort_keys=True, default=str))
@@ -96,16 +114,24 @@ def _train_goal_policy(params: dict[str, Any]) -> dict[str, Any]:
     try:
         result = train_goal_policy(config, out, resume=resume, workers=params.get("workers") or 1,
                                    ray_address=params.get("ray_address"), seed=seed,
-                                   progress_bar=not params.get("quiet"), max_epochs=params.get("max_epochs"))
+                                   progress_bar=_bars(params), max_epochs=params.get("max_epochs"))
     except KeyboardInterrupt:
-        click.echo(f"interrupted; continue from the last checkpoint with: asg train --domain {DOMAIN} "
-                   f"--stage goal-policy --resume {resume or out}", err=True)
+        folder = Path(resume or out)
+        if (folder / "checkpoint.npz").is_file():
+            click.echo(f"interrupted; continue from the last checkpoint with: asg train --domain {DOMAIN} "
+                       f"--stage goal-policy --resume {folder}", err=True)
+        else:
+            click.echo("interrupted before the first checkpoint; nothing to resume", err=True)
         sys.exit(130)
     if not params.get("as_json"):
         click.echo(f"goal policy ({result['preset']}, seed {result['seed']}): epoch {result['epochs']}/"
                    f"{result['total_epochs']}, {result['episodes']} episodes, {result['wall_seconds']:.0f} s, "
                    f"test success {result['test_success']:.2f}")
         click.echo(f"policy: {result['policy']}")
+        if not params.get("in_pipeline"):
+            policy = result["policy"]
+            _print_written(Path(out), f"asg eval --domain {DOMAIN} --suite atomic --policy {policy}",
+                           f"asg train --domain {DOMAIN} --stage behaviour-model --policy {policy}")
     return result
 
 
@@ -114,7 +140,8 @@ def _pipeline(params: dict[str, Any]) -> dict[str, Any]:
     a finished one exists in the run folder or, unless ``--from-scratch``, is shipped with asg."""
     out = Path(params.get("out") or Path("runs") / f"{DOMAIN}-seed{params['seed']}")
     scratch, quiet = bool(params.get("from_scratch")), bool(params.get("quiet"))
-    base = {"seed": params["seed"], "quiet": quiet, "as_json": True, "workers": params.get("workers")}
+    base = {"seed": params["seed"], "quiet": quiet, "as_json": True, "workers": params.get("workers"),
+            "in_pipeline": True}
     summary: dict[str, Any] = {"run_dir": str(out), "stages": {}}
 
     def stage(name: str, folder: Path, shipped_name: str, done: bool, train: Any) -> Path:
@@ -132,17 +159,23 @@ def _pipeline(params: dict[str, Any]) -> dict[str, Any]:
     gp_dir, bm_dir, mc_dir = out / "goal-policy", out / "behaviour-model", out / "meta-controller"
     gp = stage("goal-policy", gp_dir, SHIPPED_POLICY, _finished(gp_dir, "finished", True),
                lambda d: _train_goal_policy({**base, "out": d, "workers": params.get("workers") or 1,
-                                             "resume": d if (d / "checkpoint.pkl").is_file() else None}))
+                                             "resume": d if (d / "checkpoint.npz").is_file() else None}))
     policy = gp / "policy.npz" if gp.is_dir() else gp
     bm = stage("behaviour-model", bm_dir, SHIPPED_BEHAVIOUR_MODEL, _finished(bm_dir, "model", None),
                lambda d: _train_behaviour_model({**base, "out": d, "policy": policy}))
-    model = bm / "behaviour_model.pt" if bm.is_dir() else bm
+    model = bm / "behaviour_model.npz" if bm.is_dir() else bm
     stage("meta-controller", mc_dir, SHIPPED_META_CONTROLLER, _finished(mc_dir, "status", None),
-          lambda d: _train_meta_controller({**base, "out": d, "model_kind": "learned", "behaviour_model": model,
-                                            "resume": d if (d / "meta_controller.pt").is_file() else None}))
+          lambda d: _train_meta_controller({**base, "out": d, "world_model": "learned", "behaviour_model": model,
+                                            "resume": d if (d / "meta_controller.npz").is_file() else None}))
     for name, info in summary["stages"].items():
         click.echo(f"{name:<16} {'trained' if info['trained'] else 'using'} {info['source']}", err=True)
-    click.echo(f"next: asg eval --domain {DOMAIN} --programs non-atomic --mode replan", err=True)
+    if out.is_dir():
+        click.echo(f"wrote {out}: " + ", ".join(sorted(p.name + "/" for p in out.iterdir() if p.is_dir())), err=True)
+    mc = summary["stages"]["meta-controller"]["source"]
+    click.echo("next:", err=True)
+    click.echo(f"  asg eval --domain {DOMAIN} --suite atomic", err=True)
+    click.echo(f"  asg eval --domain {DOMAIN} --suite non-atomic --mode replan --world-model learned "
+               f"--checkpoint {mc} --behaviour-model {model}", err=True)
     return summary
 
 
@@ -199,19 +232,22 @@ def _train_behaviour_model(params: dict[str, Any]) -> dict[str, Any]:
         config = replace(config, episodes=params["episodes"])
     policy = params.get("policy") or shipped(SHIPPED_POLICY)
     out = params.get("out") or params.get("resume") or _default_out("behaviour-model", name, params["seed"])
-    result = train_behaviour_model(policy, out, config, seed=params["seed"], progress_bar=not params.get("quiet"))
+    result = train_behaviour_model(policy, out, config, seed=params["seed"], progress_bar=_bars(params))
     if not params.get("as_json"):
         fams = ", ".join(f"{k} {v:.2f}" for k, v in sorted(result.get("families", {}).items()))
         click.echo(f"behaviour model from {result['episodes']} episodes, {result['wall_seconds']:.0f} s; "
                    f"post-condition agreement: {fams}")
         click.echo(f"model: {result['model']}")
+        if not params.get("in_pipeline"):
+            _print_written(Path(out), f"asg train --domain {DOMAIN} --stage meta-controller --world-model learned "
+                                      f"--behaviour-model {result['model']}")
     return result
 
 
 def _train_meta_controller(params: dict[str, Any]) -> dict[str, Any]:
     from asg.learning.npi.pipeline import train_meta_controller
 
-    kind = params.get("model_kind") or "exact"
+    kind = params.get("world_model") or "exact"
     predictor = _predictor(kind, params.get("behaviour_model"))
     resume = params.get("resume")
     out = resume or params.get("out") or Path("runs") / f"fetch-meta-controller-{kind}-seed{params['seed']}"
@@ -222,13 +258,18 @@ def _train_meta_controller(params: dict[str, Any]) -> dict[str, Any]:
         click.echo(f"meta-controller ({kind} model, seed {params['seed']}): {result['status']} after "
                    f"{result['iterations']} iterations, {result['wall_seconds']:.0f} s")
         click.echo(f"run directory: {out}")
+        if not params.get("in_pipeline"):
+            learned = f" --world-model learned --behaviour-model {params['behaviour_model']}" if (
+                kind == "learned" and params.get("behaviour_model")) else (" --world-model learned" if kind == "learned" else "")
+            _print_written(Path(out), f"asg eval --domain {DOMAIN} --suite non-atomic --mode replan "
+                                      f"--checkpoint {out}{learned}")
     return result
 
 
 def _predictor(kind: str, path: Path | None) -> Any:
     if kind != "learned":
         if path is not None:
-            raise AsgError("--behaviour-model: only with --model-kind learned")
+            raise AsgError("--behaviour-model: only with --world-model learned")
         return None
     from asg.learning.ddpg import LearnedBehaviourModel
 
@@ -236,17 +277,26 @@ def _predictor(kind: str, path: Path | None) -> Any:
 
 
 def eval_handler(params: dict[str, Any]) -> None:
-    """``asg eval --domain fetch-programs --programs ...``."""
-    suite = params.get("programs") or "atomic"
+    """``asg eval --domain fetch-programs --suite ...``; every option is checked before any episode runs."""
+    suite = params.get("suite") or "atomic"
     episodes = params.get("episodes") or 100
     as_json = params.get("as_json", False)
-    if params.get("starts") is not None and suite != "atomic":
-        raise AsgError("--starts: only with --programs atomic")
+    for name, only in (("starts", "atomic"), ("program_list", "atomic"), ("mode", "non-atomic"),
+                       ("checkpoint", "non-atomic"), ("world_model", "non-atomic"),
+                       ("behaviour_model", "non-atomic"), ("out", "non-atomic")):
+        if params.get(name) is not None and suite != only:
+            flag = "--programs" if name == "program_list" else f"--{name.replace('_', '-')}"
+            raise AsgError(f"{flag}: only with --suite {only}")
+    if params.get("behaviour_model") is not None and (params.get("world_model") or "exact") != "learned":
+        raise AsgError("--behaviour-model: only with --world-model learned")
     if suite == "atomic":
+        from asg.cli.options import split_list
         from asg.learning.ddpg import evaluate_atomic
+        from asg.planning.programs import fetch_library
 
+        chosen = split_list("--programs", params.get("program_list"), [p.name for p in fetch_library().atomic])
         result = evaluate_atomic(params.get("policy") or shipped(SHIPPED_POLICY), episodes, params.get("seed", 0),
-                                 starts=params.get("starts") or "table")
+                                 programs=chosen, starts=params.get("starts") or "table")
     elif suite == "multistep":
         from asg.learning.ddpg import evaluate_multistep
 
@@ -271,7 +321,7 @@ def _eval_non_atomic(params: dict[str, Any], episodes: int) -> tuple[dict[str, A
     """Table 2 for one mode in the real world; JSON and a call-tree PNG land in ``--out``."""
     from asg.learning.npi.pipeline import evaluate_programs
 
-    kind, mode = params.get("model") or "exact", params.get("mode") or "replan"
+    kind, mode = params.get("world_model") or "exact", params.get("mode") or "replan"
     checkpoint = params.get("checkpoint") or shipped(SHIPPED_META_CONTROLLER)
     policy = params.get("policy") or _shipped_or_none(SHIPPED_POLICY)  # else the scripted controller
     out = Path(params.get("out") or Path("runs") / f"{DOMAIN}-eval")
@@ -318,9 +368,14 @@ def _eval_bar(episodes: int, quiet: bool):
     return Bar()
 
 
-def register(group: click.Group) -> None:
+def register_handlers(train_handlers: dict[str, Any], eval_handlers: dict[str, Any]) -> None:
     """Make ``--domain fetch-programs`` known to ``asg train`` and ``asg eval`` (no new commands)."""
+    train_handlers[DOMAIN] = train_handler
+    eval_handlers[DOMAIN] = eval_handler
+
+
+def register(group: click.Group) -> None:
+    """Kept for callers of the old eager registration: the handlers, no commands."""
     from asg.cli import train_cmds
 
-    train_cmds.DOMAIN_HANDLERS[DOMAIN] = train_handler
-    train_cmds.EVAL_HANDLERS[DOMAIN] = eval_handler
+    register_handlers(train_cmds.DOMAIN_HANDLERS, train_cmds.EVAL_HANDLERS)

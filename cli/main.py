@@ -1,28 +1,101 @@
-"""The ``asg`` command line: one click group; each family of commands lives in its own module.
+"""The ``asg`` command line: one lazy click group; each family of commands lives in its own module.
+
+``COMMANDS`` maps each command to ``module:attribute`` and its short help, so ``asg --help``
+lists every command without importing any of them (start-up imports click and this module
+only); a command's module is imported when it is invoked. ``tests/test_cli_errors.py`` checks
+that the table agrees with each command's own ``short_help``.
 
 Bad input never ends in a traceback: library errors (``AsgError``) and click usage errors
-print one line and exit 2.
+print one line and exit 2. SIGTERM is handled like Ctrl-C (a ``KeyboardInterrupt``), so the
+trainers checkpoint on either; an interrupted command exits 130.
 """
 from __future__ import annotations
 
+import importlib
+import signal
 import sys
+from typing import Any, NamedTuple
 
 import click
 
 from asg.planning.errors import AsgError
 
 
-def error_line(err: Exception) -> str:
+class Entry(NamedTuple):
+    """Where a command lives and the short help ``asg --help`` prints for it."""
+
+    target: str  # "module:attribute"
+    short_help: str
+
+
+COMMANDS: dict[str, Entry] = {
+    "check": Entry("asg.cli.planning_cmds:check", "Check a PDDL model: declarations, types, reachability."),
+    "compare": Entry("asg.cli.train_cmds:compare_cmd", "Run methods x seeds on a domain; write Figure 3."),
+    "eval": Entry("asg.cli.train_cmds:eval_cmd", "Re-evaluate a saved run, or the Fetch programs."),
+    "fetch": Entry("asg.cli.fetch_cmds:fetch", "Run programs in the Fetch 4-block, 2-zone world."),
+    "landmarks": Entry("asg.cli.planning_cmds:landmarks", "Landmarks and orderings of a PDDL model."),
+    "models": Entry("asg.cli.planning_cmds:models", "List the bundled PDDL models and their paths."),
+    "mvtr": Entry("asg.cli.env_cmds:mvtr", "Check a model is an MVTR of a domain's env (ASGRL)."),
+    "plan": Entry("asg.cli.planning_cmds:plan", "Plan with Fast Downward; validate on asg's task."),
+    "programs": Entry("asg.cli.fetch_cmds:programs", "The Fetch program library and its hierarchy."),
+    "train": Entry("asg.cli.train_cmds:train_cmd", "Train ASGRL on a domain (or the Fetch pipeline)."),
+}
+
+
+def error_line(err: Exception | str) -> str:
     """The one line printed for an error: ``FILE:LINE:COL: error: ...`` or ``error: ...``."""
     text = " ".join(str(err).split()) or type(err).__name__
     return text if (" error: " in text or text.startswith("error: ")) else f"error: {text}"
 
 
-class AsgGroup(click.Group):
-    """A click group that turns bad input into one clear line and exit code 2, never a traceback."""
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
-    def main(self, *args, **kwargs):
+
+class AsgGroup(click.Group):
+    """A lazy click group that turns bad input into one clear line and exit code 2, never a traceback."""
+
+    def __init__(self, *args: Any, lazy: dict[str, Entry] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in self.lazy:
+            module, _, attribute = self.lazy[name].target.partition(":")
+            self.commands[name] = getattr(importlib.import_module(module), attribute)
+        return self.commands.get(name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Like click's, but from the static table for commands not yet imported."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            if name in self.commands:
+                rows.append((name, self.commands[name].get_short_help_str(limit)))
+            else:
+                rows.append((name, self.lazy[name].short_help))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["standalone_mode"] = False
+        try:
+            old_term = signal.signal(signal.SIGTERM, _interrupt)
+        except ValueError:  # not the main thread
+            old_term = None
+        try:
+            return self._main(*args, **kwargs)
+        finally:
+            if old_term is not None:
+                signal.signal(signal.SIGTERM, old_term)
+
+    def _main(self, *args: Any, **kwargs: Any) -> Any:
         try:
             result = super().main(*args, **kwargs)
         except click.exceptions.NoArgsIsHelpError as err:
@@ -30,10 +103,10 @@ class AsgGroup(click.Group):
             sys.exit(0)
         except click.UsageError as err:
             where = f" ({err.ctx.command_path})" if err.ctx is not None else ""
-            click.echo(f"error: {err.format_message()}{where}", err=True)
+            click.echo(error_line(f"error: {err.format_message()}{where}"), err=True)
             sys.exit(2)
-        except click.exceptions.Abort:
-            click.echo("aborted", err=True)
+        except (click.exceptions.Abort, KeyboardInterrupt):
+            click.echo("interrupted", err=True)
             sys.exit(130)
         except click.ClickException as err:
             click.echo(error_line(err.format_message()), err=True)
@@ -48,31 +121,13 @@ class AsgGroup(click.Group):
         return result
 
 
-@click.group(cls=AsgGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=AsgGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="asg")
 def main() -> None:
-    """asg: symbolic planning with a reinforcement-learning backend."""
+    """asg: symbolic planning with a reinforcement-learning backend.
 
-
-def _register() -> None:
-    from asg.cli import planning_cmds
-
-    for module in (planning_cmds,):
-        module.register(main)
-    # Optional families: each module registers its commands when present.
-    import importlib
-
-    for name in ("env_cmds", "train_cmds", "fetch_cmds", "fetch_programs_cmds"):
-        try:
-            module = importlib.import_module(f"asg.cli.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"asg.cli.{name}":
-                raise
-            continue
-        module.register(main)
-
-
-_register()
+    A PDDL FILE may also be a bundled model's name (asg models lists them).
+    """
 
 
 if __name__ == "__main__":

@@ -1,4 +1,8 @@
-"""``asg landmarks``, ``asg plan``, ``asg check``: the planning core from the shell."""
+"""``asg landmarks``, ``asg plan``, ``asg check``, ``asg models``: the planning core from the shell.
+
+FILE is a PDDL file or a bundled model's name (``asg models`` lists them), resolved by
+``asg.pddl_models.resolve`` through ``asg.cli.options.ModelPath``.
+"""
 from __future__ import annotations
 
 import json
@@ -8,17 +12,21 @@ from pathlib import Path
 
 import click
 
+from asg.cli.options import ModelPath, OutputPath, need_output_for_pictures
 from asg.planning.errors import AsgError
 
-FORMATS = ("text", "json", "dot", "png", "svg")
+FORMATS = ("text", "json", "dot", "html", "png", "svg")
+LENIENT_HELP = ("Accept what asg can repair, with a warning: declare undeclared predicates, read a "
+                "problem that names another domain.")
+_QUIET_WARNINGS = ("unused-predicate", "unused-type")  # shown by `asg check`, noise elsewhere
 _PATH = click.Path(dir_okay=True, file_okay=True, path_type=str)
+_MODEL = ModelPath()
 
 
 def register(group: click.Group) -> None:
     """Add the planning commands to the ``asg`` group."""
-    group.add_command(landmarks)
-    group.add_command(plan)
-    group.add_command(check)
+    for command in (landmarks, plan, check, models):
+        group.add_command(command)
 
 
 def _load(domain: str, problem: str | None, lenient: bool = False):
@@ -26,25 +34,30 @@ def _load(domain: str, problem: str | None, lenient: bool = False):
 
     model = parse_files(domain, problem, lenient=lenient)
     for warning in model.warnings:
-        if lenient or warning.code in ("undeclared-predicate",):
+        if lenient or warning.code not in _QUIET_WARNINGS:
             click.echo(warning.format(), err=True)
     return model, ground(model)
 
 
-@click.command()
-@click.argument("file", type=_PATH)
+@click.command(short_help="Landmarks and orderings of a PDDL model.")
+@click.argument("file", type=_MODEL)
 @click.argument("problem", type=_PATH, required=False)
 @click.option("--m", "m", type=click.IntRange(1, 2), default=1, show_default=True,
               help="h^m: 1 gives fact landmarks, 2 adds conjunctive ones.")
 @click.option("--reasonable", is_flag=True, help="Add reasonable orderings (Hoffmann et al. 2004).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str),
-              help="Write here instead of stdout (needed for png/svg).")
-@click.option("--lenient", is_flag=True, help="Declare undeclared predicates (with a warning).")
+@click.option("-o", "--output", type=OutputPath("file"),
+              help="Write here instead of stdout (needed for html/png/svg).")
+@click.option("--lenient", is_flag=True, help=LENIENT_HELP)
 def landmarks(file, problem, m, reasonable, fmt, output, lenient):
-    """Fact landmarks and their orderings of FILE (domain and problem in one file) or FILE PROBLEM."""
+    """Fact landmarks and their orderings of FILE (domain and problem in one file) or FILE PROBLEM.
+
+    FILE may be a bundled model's name (asg models lists them). --format html writes one
+    self-contained page to explore the graph (pan, zoom, search, filters, achievers).
+    """
     from asg.planning import compute_landmarks
 
+    need_output_for_pictures(fmt, output)
     _, task = _load(file, problem, lenient)
     graph = compute_landmarks(task, m=m, reasonable=reasonable)
     if not graph.relaxed_solvable:
@@ -53,28 +66,29 @@ def landmarks(file, problem, m, reasonable, fmt, output, lenient):
     if fmt in ("png", "svg"):
         from asg.planning.draw import draw
 
-        target = output or f"{task.name}-landmarks.{fmt}"
-        if Path(target).suffix.lower() != f".{fmt}":
-            raise AsgError(f"-o {target}: the file name must end in .{fmt} for --format {fmt}")
-        draw(graph, target)
-        click.echo(f"wrote {target}")
+        draw(graph, str(output))
+        click.echo(f"wrote {output}")
         return
     if fmt == "json":
         text = json.dumps(graph.to_json(), indent=2) + "\n"
     elif fmt == "dot":
         text = graph.to_dot()
+    elif fmt == "html":
+        from asg.planning.html_view import to_html
+
+        text = to_html(graph)
     else:
         text = _text_report(graph)
     _emit(text, output)
 
 
-def _emit(text: str, output: str | None) -> None:
+def _emit(text: str, output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
         return
     tmp = f"{output}.tmp{os.getpid()}"
     try:
-        with open(tmp, "w") as handle:
+        with open(tmp, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, output)
     except OSError as err:
@@ -105,15 +119,19 @@ def _text_report(graph) -> str:
     return "\n".join(lines) + "\n"
 
 
-@click.command()
-@click.argument("file", type=_PATH)
+@click.command(short_help="Plan with Fast Downward; validate on asg's task.")
+@click.argument("file", type=_MODEL)
 @click.argument("problem", type=_PATH, required=False)
 @click.option("--optimal", is_flag=True, help="A* with LM-cut instead of LAMA-first.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.option("--lenient", is_flag=True, help="Declare undeclared predicates (with a warning).")
+@click.option("--lenient", is_flag=True, help=LENIENT_HELP)
 def plan(file, problem, optimal, timeout, as_json, lenient):
-    """Plan with Fast Downward (through unified-planning) and validate the plan on asg's task."""
+    """Plan with Fast Downward (through unified-planning) and validate the plan on asg's task.
+
+    FILE may be a bundled model's name (asg models lists them). --format html writes one
+    self-contained page to explore the graph (pan, zoom, search, filters, achievers).
+    """
     from asg.planning import find_plan
 
     _, task = _load(file, problem, lenient)
@@ -132,12 +150,16 @@ def plan(file, problem, optimal, timeout, as_json, lenient):
         sys.exit(1)
 
 
-@click.command()
-@click.argument("file", type=_PATH)
+@click.command(short_help="Check a PDDL model: declarations, types, reachability.")
+@click.argument("file", type=_MODEL)
 @click.argument("problem", type=_PATH, required=False)
-@click.option("--lenient", is_flag=True, help="Declare undeclared predicates (with a warning).")
+@click.option("--lenient", is_flag=True, help=LENIENT_HELP)
 def check(file, problem, lenient):
-    """Check a model: declarations, arities, objects, types, unused names, relaxed goal reachability."""
+    """Check a model: declarations, arities, objects, types, unused names, relaxed goal reachability.
+
+    FILE may be a bundled model's name (asg models lists them). --format html writes one
+    self-contained page to explore the graph (pan, zoom, search, filters, achievers).
+    """
     from asg.planning import ground, parse_files
     from asg.planning.errors import ModelError
     from asg.planning.landmarks.hm import relaxed_reachable
@@ -155,3 +177,18 @@ def check(file, problem, lenient):
                          model.problem_path or file)
     click.echo(f"{model.problem_path or file}: ok ({len(task.facts)} facts, {len(task.operators)} operators, "
                f"{len(model.warnings)} warning(s))")
+
+
+@click.command(short_help="List the bundled PDDL models and their paths.")
+@click.option("--json", "as_json", is_flag=True, help="Print [{name, file, path}] as JSON.")
+def models(as_json: bool) -> None:
+    """List the PDDL models bundled with asg; any command taking a PDDL FILE accepts their names."""
+    from asg import pddl_models
+
+    entries = [{"name": name, "file": path.name, "path": str(path)} for name, path in pddl_models.bundled().items()]
+    if as_json:
+        click.echo(json.dumps(entries, indent=2))
+        return
+    width = max((len(e["name"]) for e in entries), default=4)
+    for entry in entries:
+        click.echo(f"{entry['name']:<{width}}  {entry['path']}")

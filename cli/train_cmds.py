@@ -15,22 +15,14 @@ from typing import Any, Callable
 
 import click
 
+from asg.cli.options import InputPath, LazyChoice, ModelPath, OutputPath
+from asg.cli.progress import Progress
 from asg.planning.errors import AsgError
 
 DOMAIN_HANDLERS: dict[str, Callable[[click.Context, dict[str, Any]], None]] = {}
 EVAL_HANDLERS: dict[str, Callable[[dict[str, Any]], None]] = {}
-
-
-class LazyChoice(click.Choice):
-    """A ``click.Choice`` whose choices are read on first use (keeps ``asg --help`` fast)."""
-
-    def __init__(self, source: Callable[[], list[str]]) -> None:
-        self._source = source
-        self.case_sensitive = True
-
-    @property
-    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
-        return tuple(self._source())
+WORLD_MODELS = ("exact", "learned")
+SUITES = ("atomic", "multistep", "non-atomic")
 
 
 def _method_names() -> list[str]:
@@ -64,7 +56,7 @@ def _load_json_file(path: Path) -> dict[str, Any]:
 
 
 class _StopFlag:
-    """Ctrl-C sets the flag; the trainer checks it between episodes, then checkpoints."""
+    """Ctrl-C (or SIGTERM) sets the flag; the trainer checks it between episodes, then checkpoints."""
 
     def __init__(self) -> None:
         self.stop = False
@@ -76,32 +68,68 @@ class _StopFlag:
                 raise KeyboardInterrupt
             self.stop = True
         try:
-            self._old = signal.signal(signal.SIGINT, handler)
+            self._old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
         except ValueError:  # not the main thread (e.g. inside a test runner thread)
             self._old = None
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
+            for sig, old in self._old.items():
+                signal.signal(sig, old)
 
     def __call__(self) -> bool:
         return self.stop
 
 
-def _progress_bar(total: int, initial: int, quiet: bool, label: str):
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, initial=initial, unit="step", unit_scale=True, dynamic_ncols=True,
-               file=sys.stderr, disable=quiet, desc=label, leave=False)
-    seen = [initial]
+def _progress_bar(total: int, initial: int, quiet: bool, label: str) -> tuple[Progress, Callable[..., None]]:
+    """A ``Progress`` over env steps and the trainer's ``progress(steps, stats, state)`` callback."""
+    bar = Progress(total, initial, label=label, unit="step", quiet=quiet)
 
     def update(steps: int, stats: Any, state: Any) -> None:
-        bar.update(steps - seen[0])
-        seen[0] = steps
-        if state.rows:
-            bar.set_postfix(success=state.rows[-1]["success_rate"], refresh=False)
+        note = f"success {state.rows[-1]['success_rate']:.2f}" if state.rows else None
+        bar.update(steps, note)
     return bar, update
+
+
+def _stop_reason(result: dict[str, Any]) -> str:
+    """Why training ended where it did, for the progress bar's last position."""
+    status = result["status"]
+    if status == "solved":
+        return f"solved (greedy success {result['success_rate']:.2f}), stopped early"
+    if status == "interrupted":
+        return "interrupted, checkpoint saved"
+    return f"step budget reached (greedy success {result['success_rate']:.2f})"
+
+
+def written_files(folder: Path) -> str:
+    """``folder: a, b, c`` for the files a command wrote there (sorted; folders end in /)."""
+    try:
+        entries = sorted(folder.iterdir(), key=lambda p: p.name)
+    except OSError:
+        return str(folder)
+    names = [p.name + ("/" if p.is_dir() else "") for p in entries if not p.name.startswith(".")]
+    return f"{folder}: {', '.join(names)}" if names else str(folder)
+
+
+def _model_name(cfg: Any) -> str:
+    """What to give ``asg landmarks`` for a run's model: the user's file, or the bundled name."""
+    if getattr(cfg, "model", None):
+        return str(cfg.model)
+    from asg.envs.domains import get_domain
+
+    return get_domain(cfg.domain).model.replace("_", "-")
+
+
+def _print_next(cfg: Any, run_path: Path) -> None:
+    click.echo(f"wrote {written_files(run_path)}")
+    commands = [(f"asg eval {run_path}", "re-evaluate the frozen greedy policy"),
+                (f"asg landmarks {_model_name(cfg)}", "the subgoals its skills were learned for"),
+                (f"asg compare --domain {cfg.domain} --seeds 3", "against the paper's baselines")]
+    width = max(len(command) for command, _ in commands)
+    click.echo("next:")
+    for command, why in commands:
+        click.echo(f"  {command:<{width}}  # {why}")
 
 
 def _print_result(result: dict[str, Any], as_json: bool) -> None:
@@ -118,17 +146,18 @@ def _print_result(result: dict[str, Any], as_json: bool) -> None:
         click.echo(f"run directory: {result['run_dir']}")
 
 
-@click.command("train")
-@click.option("--domain", help="ASGRL domain (household-v1, household-v2, minecraft, mario, pixel-mario).")
+@click.command("train", short_help="Train ASGRL on a domain (or the Fetch pipeline).")
+@click.option("--domain", help="ASGRL domain (household-v1, household-v2, minecraft, mario, pixel-mario) "
+                               "or fetch-programs.")
 @click.option("--method", type=LazyChoice(_method_names), default="asgrl", show_default=True)
-@click.option("--model", type=click.Path(path_type=Path, dir_okay=False),
-              help="PDDL model (domain + problem) instead of the domain's own.")
+@click.option("--model", type=ModelPath(),
+              help="PDDL model (file or bundled name, asg models) instead of the domain's own.")
 @click.option("--k", type=click.IntRange(min=1), help="Diverse skills per landmark (all landmarks).")
 @click.option("--steps", type=click.IntRange(min=1), help="Env-step budget (default 500000).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False),
+@click.option("--out", type=OutputPath("dir"),
               help="Run directory (default runs/<domain>-<method>-seed<N>).")
-@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False),
+@click.option("--config", "config_file", type=InputPath("file"),
               help="JSON file of config overrides (nested like the saved config.json).")
 @click.option("--resume", type=click.Path(path_type=Path, file_okay=False),
               help="Continue the run in this directory from its checkpoint.")
@@ -142,13 +171,13 @@ def _print_result(result: dict[str, Any], as_json: bool) -> None:
 @click.option("--ray-address", help="fetch-programs goal-policy / meta-controller: Ray cluster address.")
 @click.option("--max-epochs", type=click.IntRange(min=1),
               help="fetch-programs goal-policy: stop after this many epochs (resume later).")
-@click.option("--policy", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+@click.option("--policy", type=InputPath("file"),
               help="fetch-programs behaviour-model: goal policy (default: the shipped one).")
 @click.option("--episodes", type=click.IntRange(min=1),
               help="fetch-programs behaviour-model: dataset size N in episodes.")
-@click.option("--model-kind", type=click.Choice(["exact", "learned"]),
+@click.option("--world-model", type=click.Choice(WORLD_MODELS),
               help="fetch-programs meta-controller: the model searched in (default exact).")
-@click.option("--behaviour-model", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+@click.option("--behaviour-model", type=InputPath("file"),
               help="fetch-programs meta-controller: learned model file (default: the shipped one).")
 @click.option("--iterations", type=click.IntRange(min=1), help="fetch-programs meta-controller: training iterations.")
 @click.option("--from-scratch", is_flag=True, default=None,
@@ -160,7 +189,7 @@ def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path |
               **fetch_options: Any) -> None:
     """Learn skills and a meta-controller from a domain's symbolic model; report success.
 
-    Writes a run directory (config.json, metrics.csv, learning_curve.png, checkpoint,
+    --model takes a PDDL file or a bundled model's name (asg models). Writes a run directory (config.json, metrics.csv, learning_curve.png, checkpoint,
     result.json). Ctrl-C checkpoints; --resume DIR continues (exit 130 when interrupted).
     --domain fetch-programs trains the AlphaNPI-X stages instead (--stage).
     """
@@ -176,6 +205,8 @@ def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path |
     unused = [name for name, value in fetch_options.items() if value is not None]
     if unused:
         raise AsgError(f"--{unused[0].replace('_', '-')}: only with --domain fetch-programs")
+    if resume is not None and out is not None:
+        raise AsgError("--out: not with --resume (the run stays in its folder)")
     if resume is not None:
         if domain is not None or model is not None or k is not None or config_file is not None:
             raise AsgError("--resume: give only --steps, --quiet and --json with it")
@@ -206,56 +237,68 @@ def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path |
         run_dir = RunDir.create(out or default_run_path("runs", domain, method, seed), cfg)
     start = run_dir.checkpoint_steps() if resume is not None else 0
     bar, update = _progress_bar(cfg.total_steps, start, quiet, f"{cfg.domain}/{cfg.method}")
+    reason = None
     try:
         with _StopFlag() as flag:
             result = train(cfg, binding, run_dir=run_dir, resume=resume is not None, progress=update,
                            should_stop=flag)
+        report = result.to_json()
+        bar.update(report["env_steps"])
+        reason = _stop_reason(report)
     finally:
-        bar.close()
-    _print_result(result.to_json(), as_json)
+        bar.close(reason)
+    _print_result(report, as_json)
     if result.status == "interrupted":
         click.echo(f"interrupted; continue with: asg train --resume {run_dir.path}", err=True)
         sys.exit(130)
+    if not as_json:
+        _print_next(cfg, Path(run_dir.path))
 
 
-@click.command("eval")
-@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False), required=False)
+@click.command("eval", short_help="Re-evaluate a saved run, or the Fetch programs.")
+@click.argument("run_dir", type=click.Path(path_type=Path), required=False)
 @click.option("--episodes", type=click.IntRange(min=1), help="Greedy episodes (default: the run's; fetch 100).")
 @click.option("--json", "as_json", is_flag=True, help="Print the evaluation as JSON.")
-@click.option("--domain", help="fetch-programs: evaluate the Fetch programs (no RUN_DIR).")
-@click.option("--programs", type=click.Choice(["atomic", "multistep", "non-atomic"]),
-              help="fetch-programs: which programs (default atomic).")
-@click.option("--policy", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+@click.option("--domain", help="fetch-programs: evaluate the Fetch programs (no RUN_DIR); an ASGRL "
+                               "domain: check that RUN_DIR holds a run of it.")
+@click.option("--suite", type=click.Choice(SUITES),
+              help="fetch-programs: which suite of programs (default atomic).")
+@click.option("--programs", "program_list", metavar="A,B",
+              help="fetch-programs --suite atomic: only these atomic programs (comma-separated).")
+@click.option("--policy", type=InputPath("file"),
               help="fetch-programs: goal policy (default: the shipped one).")
 @click.option("--starts", type=click.Choice(["table", "chained"]),
               help="fetch-programs atomic: start states, every block on the table (default) or set up "
                    "as inside a non-atomic program.")
 @click.option("--mode", type=click.Choice(["network", "plan", "replan"]),
               help="fetch-programs non-atomic: inference mode (default replan).")
-@click.option("--checkpoint", type=click.Path(path_type=Path, exists=True),
+@click.option("--checkpoint", type=InputPath("any"),
               help="fetch-programs non-atomic: meta-controller file or run folder (default: the shipped one).")
-@click.option("--model", type=click.Choice(["exact", "learned"]),
+@click.option("--world-model", type=click.Choice(WORLD_MODELS),
               help="fetch-programs non-atomic: the model searched in (default exact).")
-@click.option("--behaviour-model", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+@click.option("--behaviour-model", type=InputPath("file"),
               help="fetch-programs non-atomic: learned model file (default: the shipped one).")
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False),
+@click.option("--out", type=OutputPath("dir"),
               help="fetch-programs non-atomic: folder for the JSON and the call-tree PNG (default runs/fetch-programs-eval).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 def eval_cmd(run_dir: Path | None, episodes: int | None, as_json: bool, domain: str | None,
              seed: int, **fetch_options: Any) -> None:
     """Re-evaluate a saved run's frozen greedy policy (or, with --domain fetch-programs, the Fetch programs)."""
-    if domain is not None:
-        _check_domain(domain)
-        if domain not in EVAL_HANDLERS:
-            raise AsgError(f"--domain: give an ASGRL run directory instead (asg eval RUN_DIR)")
+    if domain is not None and domain in EVAL_HANDLERS:
         if run_dir is not None:
             raise AsgError(f"RUN_DIR: not used with --domain {domain}")
         EVAL_HANDLERS[domain]({**fetch_options, "episodes": episodes, "as_json": as_json, "seed": seed})
         return
+    if domain is not None and not _check_domain(domain):
+        raise AsgError(f"--domain {domain}: asg eval does not evaluate this domain")
     unused = [name for name, value in fetch_options.items() if value is not None]
     if unused:
-        raise AsgError(f"--{unused[0].replace('_', '-')}: only with --domain fetch-programs")
+        flag = "--programs" if unused[0] == "program_list" else f"--{unused[0].replace('_', '-')}"
+        raise AsgError(f"{flag}: only with --domain fetch-programs")
     if run_dir is None:
+        if domain is not None:
+            raise AsgError(f"--domain {domain}: asg eval re-evaluates a saved run; give its folder "
+                           f"(asg eval RUN_DIR; asg train --domain {domain} writes one)")
         raise AsgError("give a run directory (asg eval RUN_DIR) or --domain fetch-programs")
     from asg.learning.evaluation import eval_seeds, evaluate
     from asg.learning.registry import bind_domain, env_max_steps, make_subgoals
@@ -264,6 +307,8 @@ def eval_cmd(run_dir: Path | None, episodes: int | None, as_json: bool, domain: 
     run = RunDir.open(run_dir)
     cfg = run.config()
     _check_domain(cfg.domain)
+    if domain is not None and cfg.domain != domain:
+        raise AsgError(f"--domain {domain}: {run_dir} holds a run of {cfg.domain}")
     payload = run.load_checkpoint()
     learner = payload["learner"]
     binding = bind_domain(cfg.domain, cfg.model)
@@ -282,13 +327,13 @@ def eval_cmd(run_dir: Path | None, episodes: int | None, as_json: bool, domain: 
         click.echo(f"  episode 1: {first.steps} steps, reached {' '.join(first.reached) or '-'}")
 
 
-@click.command("compare")
+@click.command("compare", short_help="Run methods x seeds on a domain; write Figure 3.")
 @click.option("--domain", required=True, help="ASGRL domain.")
 @click.option("--methods", multiple=True, help="Methods, comma-separated or repeated (default: all).")
 @click.option("--seeds", type=click.IntRange(min=1), default=3, show_default=True, help="Seeds 0..N-1.")
 @click.option("--steps", type=click.IntRange(min=1), help="Env-step budget per run (default 500000).")
 @click.option("--eval-episodes", type=click.IntRange(min=1), help="Greedy episodes per evaluation point.")
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False),
+@click.option("--out", type=OutputPath("dir"),
               help="Folder for runs and the report (default runs/compare-<domain>).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -313,7 +358,7 @@ def compare_cmd(domain: str, methods: tuple[str, ...], seeds: int, steps: int | 
 
     def on_start(cfg: Any) -> Any:
         for bar in bars:
-            bar.close()
+            bar.close("run done")
         bar, update = _progress_bar(cfg.total_steps, 0, quiet, f"{cfg.method} seed {cfg.seed}")
         bars[:] = [bar]
         return update
@@ -323,7 +368,7 @@ def compare_cmd(domain: str, methods: tuple[str, ...], seeds: int, steps: int | 
                         binding=binding, on_start=on_start)
     finally:
         for bar in bars:
-            bar.close()
+            bar.close("run done")
     payload = write_report(domain, runs, out)
     if as_json:
         click.echo(json.dumps(payload["summary"], indent=2, sort_keys=True))
@@ -337,3 +382,13 @@ def register(group: click.Group) -> None:
     group.add_command(train_cmd)
     group.add_command(eval_cmd)
     group.add_command(compare_cmd)
+
+
+def _register_families() -> None:
+    """The families that add domains to ``train``/``eval`` (imported with this module; they are light)."""
+    from asg.cli import fetch_programs_cmds
+
+    fetch_programs_cmds.register_handlers(DOMAIN_HANDLERS, EVAL_HANDLERS)
+
+
+_register_families()

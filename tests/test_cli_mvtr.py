@@ -59,7 +59,7 @@ def test_pixel_mario_uses_the_mario_model():
 @pytest.mark.parametrize("args, message", [
     (["--domain", "zelda"], "'zelda' is not one of"),
     ([], "Missing option '--domain'"),
-    (["--domain", "mario", "--model", "/no/such/file.pddl"], "does not exist"),
+    (["--domain", "mario", "--model", "/no/such/file.pddl"], "no such file or bundled model"),
     (["--domain", "mario", "--episodes", "-1"], "x>=0"),
     (["--domain", "mario", "--max-steps", "0"], "x>=1"),
 ])

@@ -46,6 +46,21 @@ def test_landmarks_two_files_dot_and_output_file(need_ipc, tmp_path):
     assert text.startswith("digraph") and "style=dotted" in text
 
 
+def test_landmarks_html_page(tmp_path):
+    import json
+
+    out = tmp_path / "h.html"
+    result = run("landmarks", "household-v1", "--m", "2", "--format", "html", "-o", out)
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "cytoscape" in page
+    exported = json.loads(run("landmarks", "household-v1", "--m", "2", "--format", "json").stdout)
+    for landmark in exported["landmarks"]:  # every landmark's atoms are in the page's data
+        assert all(json.dumps(atom)[1:-1] in page for atom in landmark["atoms"])
+    missing = run("landmarks", "household-v1", "--format", "html")
+    assert missing.exit_code == 2 and "needs -o" in missing.stderr
+
+
 @pytest.mark.parametrize("fmt", ["png", "svg"])
 def test_landmarks_pictures(tmp_path, fmt):
     out = tmp_path / f"h.{fmt}"
@@ -87,7 +102,9 @@ def test_check_paper_listing_and_lenient():
 
 
 BAD_FILES = ["unbalanced.pddl", "undeclared.pddl", "arity.pddl", "unknown_type.pddl", "unknown_object.pddl",
-             "domain_only.pddl", "unsupported.pddl", "empty.pddl", "junk.pddl"]
+             "domain_only.pddl", "unsupported.pddl", "empty.pddl", "junk.pddl", "deep_nesting.pddl",
+             "domain_mismatch.pddl", "duplicate_action.pddl", "duplicate_predicate.pddl",
+             "type_unrelated_parents.pddl", "unknown_requirement.pddl"]
 
 
 # `check` accepts a domain alone by design (tested below), so that pair is left out.

@@ -36,7 +36,7 @@ def test_train_writes_a_run_directory_and_prints_result_json(tmp_path):
     for key in ("domain", "method", "seed", "success_rate", "eval_episodes", "env_steps", "wall_seconds"):
         assert key in report
     assert (report["domain"], report["method"], report["seed"], report["env_steps"]) == ("mario", "asgrl", 1, 3000)
-    for name in ("config.json", "metrics.csv", "learning_curve.png", "checkpoint.pkl", "result.json"):
+    for name in ("config.json", "metrics.csv", "learning_curve.png", "checkpoint.npz", "result.json"):
         assert (out / name).is_file(), name
     assert json.loads((out / "result.json").read_text()) == report
     config = json.loads((out / "config.json").read_text())["config"]
@@ -85,7 +85,7 @@ def test_compare_writes_table_and_plot(tmp_path):
     (["train", "--domain", "mario", "--steps", "0"], "--steps"),
     (["train", "--domain", "mario", "--bogus"], "No such option"),
     (["train", "--domain", "mario", "--method", "landmark-hrl", "--k", "3"], "--k"),
-    (["train", "--domain", "mario", "--model", "/nonexistent/m.pddl"], "no such model file"),
+    (["train", "--domain", "mario", "--model", "/nonexistent/m.pddl"], "no such file or bundled model"),
     (["compare", "--domain", "zelda"], "unknown domain 'zelda'"),
     (["compare", "--domain", "mario", "--methods", "asgrl,nope"], "unknown method 'nope'"),
     (["eval", "/nonexistent/run"], "not a run directory"),
@@ -108,10 +108,10 @@ def test_bad_config_files_are_one_line_errors(tmp_path):
 def test_corrupt_checkpoint_is_a_one_line_error(tmp_path):
     out = tmp_path / "run"
     assert run("train", "--domain", "mario", "--out", str(out), *SMALL).exit_code == 0
-    (out / "checkpoint.pkl").write_bytes(b"\x80\x05garbage")
+    (out / "checkpoint.npz").write_bytes(b"\x80\x05garbage")
     assert "corrupt checkpoint" in _one_error_line(run("eval", str(out)))
     assert "corrupt checkpoint" in _one_error_line(run("train", "--resume", str(out), "--quiet"))
-    (out / "checkpoint.pkl").unlink()
+    (out / "checkpoint.npz").unlink()
     assert "missing" in _one_error_line(run("eval", str(out)))
     (out / "config.json").write_text("[]")
     assert "config" in _one_error_line(run("eval", str(out)))

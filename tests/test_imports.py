@@ -18,3 +18,32 @@ def test_drawing_imports_matplotlib_only_when_drawing():
     code = "import sys, asg.planning.draw; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def _modules_after(args: list[str], names: tuple[str, ...]) -> list[str]:
+    """Which of ``names`` are in sys.modules after ``asg ARGS`` ran in a fresh interpreter."""
+    code = ("import sys\nfrom asg.cli.main import main\n"
+            f"try:\n    main({args!r})\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            f"print(sorted(m for m in {names!r} if m in sys.modules), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return eval(out.stderr.strip().splitlines()[-1])
+
+
+# Issue 19: none of these load for `asg landmarks FILE --format json` (networkx and lark since the
+# landmark graph and the reader stopped importing them at module level).
+HEAVY = ("torch", "gymnasium", "numpy", "matplotlib", "unified_planning", "mujoco", "networkx", "lark")
+
+
+def test_asg_help_imports_only_click_and_the_group():
+    loaded = _modules_after(["--help"], HEAVY + ("tqdm", "asg.planning.parse", "asg.cli.planning_cmds",
+                                                 "asg.cli.train_cmds", "asg.cli.env_cmds", "asg.cli.fetch_cmds"))
+    assert loaded == []
+
+
+def test_landmarks_json_imports_no_heavy_module(tmp_path):
+    from asg import pddl_models
+
+    loaded = _modules_after(["landmarks", str(pddl_models.path("household_v1")), "--format", "json",
+                             "-o", str(tmp_path / "g.json")], HEAVY)
+    assert loaded == []
