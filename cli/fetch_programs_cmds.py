@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from asg.cli.options import apply_config_file
 from asg.cli.progress import is_terminal
 from asg.planning.errors import AsgError
 
@@ -109,7 +110,7 @@ def _train_goal_policy(params: dict[str, Any]) -> dict[str, Any]:
     else:
         config = preset(name)
         if params.get("config_file") is not None:
-            config = _override(config, params["config_file"])
+            config = apply_config_file(config, params["config_file"])
     out = params.get("out") or _default_out("goal-policy", name, seed)
     try:
         result = train_goal_policy(config, out, resume=resume, workers=params.get("workers") or 1,
@@ -195,28 +196,6 @@ def _shipped_or_none(name: str) -> Path | None:
         return None
 
 
-def _override(config: Any, path: Path) -> Any:
-    """The preset with the nested fields of a JSON file (shaped like the run's config.json) on top."""
-    from asg.cli.train_cmds import _load_json_file
-    from asg.learning.config import deep_merge
-    from asg.learning.ddpg.config import from_dict, to_dict
-
-    data = _load_json_file(path)
-    data = data.get("config", data)  # a whole saved config.json works too
-    return from_dict(deep_merge(to_dict(config), data, str(path)), str(path))
-
-
-def _override_behaviour(config: Any, path: Path) -> Any:
-    from dataclasses import asdict
-
-    from asg.cli.train_cmds import _load_json_file
-    from asg.learning.config import deep_merge
-    from asg.learning.ddpg import BehaviourConfig
-
-    merged = deep_merge(asdict(config), _load_json_file(path), str(path))
-    return BehaviourConfig(**{**merged, "hidden": tuple(merged["hidden"])})
-
-
 def _train_behaviour_model(params: dict[str, Any]) -> dict[str, Any]:
     from dataclasses import replace
 
@@ -227,7 +206,7 @@ def _train_behaviour_model(params: dict[str, Any]) -> dict[str, Any]:
         raise AsgError(f"--preset: unknown behaviour-model preset {name!r}; choose from {', '.join(BEHAVIOUR_PRESETS)}")
     config = BEHAVIOUR_PRESETS[name]
     if params.get("config_file") is not None:
-        config = _override_behaviour(config, params["config_file"])
+        config = apply_config_file(config, params["config_file"])
     if params.get("episodes"):
         config = replace(config, episodes=params["episodes"])
     policy = params.get("policy") or shipped(SHIPPED_POLICY)

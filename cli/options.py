@@ -16,11 +16,13 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import click
 
 from asg.planning.errors import AsgError
+
+T = TypeVar("T")
 
 
 def option_name(param: click.Parameter | None) -> str:
@@ -192,3 +194,27 @@ def split_list(option: str, value: str | None, known: list[str]) -> list[str] | 
     if not chosen:
         raise AsgError(f"{option}: an empty list")
     return chosen
+
+
+def apply_config_file(cfg: T, path: Path) -> T:
+    """``cfg`` with the nested fields of the JSON file ``path`` on top (a whole saved ``config.json``,
+    ``{"config": {...}, ...}``, works too), every value checked; errors name the file and key path."""
+    import json
+
+    from asg.learning.configio import override
+    from asg.learning.errors import ConfigError
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise AsgError(f"{path}: no such config file") from None
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise AsgError(f"{path}: not a JSON config ({type(err).__name__})") from None
+    if isinstance(data, dict) and isinstance(data.get("config"), dict):
+        data = data["config"]
+    if not isinstance(data, dict):
+        raise AsgError(f"{path}: a config file must hold a JSON object")
+    try:
+        return override(cfg, data, "config")
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None

@@ -61,7 +61,7 @@ def landmarks(file, problem, m, reasonable, fmt, output, lenient):
     _, task = _load(file, problem, lenient)
     graph = compute_landmarks(task, m=m, reasonable=reasonable)
     if not graph.relaxed_solvable:
-        click.echo(f"warning: the goal is unreachable even ignoring deletes; only goal landmarks listed",
+        click.echo("warning: the goal is unreachable even ignoring deletes; only goal landmarks listed",
                    err=True)
     if fmt in ("png", "svg"):
         from asg.planning.draw import draw

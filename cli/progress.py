@@ -31,6 +31,7 @@ class Progress:
         self.note = ""
         self._start = time.monotonic()
         self._last_time, self._last_n = self._start, initial
+        self._initial = initial
         self._bar: Any = None
         self._closed = False
         if not quiet and is_terminal(self.stream):
@@ -72,6 +73,19 @@ class Progress:
 
     def _line(self, now: float, reason: str | None = None) -> None:
         percent = 100.0 * self.n / self.total
-        text = f"{self.label}: {self.n}/{self.total} {self.unit}s ({percent:.0f} %), {now - self._start:.0f} s"
+        elapsed, done = now - self._start, self.n - self._initial
+        text = f"{self.label}: {self.n}/{self.total} {self.unit}s ({percent:.0f} %), {elapsed:.0f} s"
+        if reason is None and 0 < done and self.n < self.total:  # remaining work at the rate so far
+            text += f", ETA {_clock(elapsed * (self.total - self.n) / done)}"
         tail = reason or self.note
         print(text + (f", {tail}" if tail else ""), file=self.stream, flush=True)
+
+
+def _clock(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s`` or ``1 h 02 min``."""
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"

@@ -8,14 +8,13 @@ click context and the option dict), e.g. ``fetch-programs``; names in neither
 from __future__ import annotations
 
 import json
-import signal
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
 import click
 
-from asg.cli.options import InputPath, LazyChoice, ModelPath, OutputPath
+from asg.cli.options import InputPath, LazyChoice, ModelPath, OutputPath, apply_config_file
 from asg.cli.progress import Progress
 from asg.planning.errors import AsgError
 
@@ -41,45 +40,6 @@ def _check_domain(domain: str) -> bool:
         return False
     known = sorted([*asgrl_domains(), *DOMAIN_HANDLERS])
     raise AsgError(f"--domain: unknown domain {domain!r}; choose from {', '.join(known)}")
-
-
-def _load_json_file(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise AsgError(f"{path}: no such config file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise AsgError(f"{path}: not a JSON config ({type(err).__name__})") from None
-    if not isinstance(data, dict):
-        raise AsgError(f"{path}: a config file must hold a JSON object")
-    return data
-
-
-class _StopFlag:
-    """Ctrl-C (or SIGTERM) sets the flag; the trainer checks it between episodes, then checkpoints."""
-
-    def __init__(self) -> None:
-        self.stop = False
-        self._old: Any = None
-
-    def __enter__(self) -> "_StopFlag":
-        def handler(signum: int, frame: Any) -> None:
-            if self.stop:  # a second Ctrl-C aborts at once
-                raise KeyboardInterrupt
-            self.stop = True
-        try:
-            self._old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-        except ValueError:  # not the main thread (e.g. inside a test runner thread)
-            self._old = None
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._old is not None:
-            for sig, old in self._old.items():
-                signal.signal(sig, old)
-
-    def __call__(self) -> bool:
-        return self.stop
 
 
 def _progress_bar(total: int, initial: int, quiet: bool, label: str) -> tuple[Progress, Callable[..., None]]:
@@ -220,7 +180,7 @@ def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path |
             raise AsgError("--domain is required (or --resume DIR)")
         cfg = make_config(domain, method, seed=seed, model=str(model) if model else None)
         if config_file is not None:
-            cfg = merge_overrides(cfg, _load_json_file(config_file), str(config_file))
+            cfg = apply_config_file(cfg, config_file)
         overrides: dict[str, Any] = {}
         if steps is not None:
             overrides["total_steps"] = steps
@@ -239,9 +199,8 @@ def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path |
     bar, update = _progress_bar(cfg.total_steps, start, quiet, f"{cfg.domain}/{cfg.method}")
     reason = None
     try:
-        with _StopFlag() as flag:
-            result = train(cfg, binding, run_dir=run_dir, resume=resume is not None, progress=update,
-                           should_stop=flag)
+        # Ctrl-C / SIGTERM: the trainer stops at the next episode boundary and checkpoints there.
+        result = train(cfg, binding, run_dir=run_dir, resume=resume is not None, progress=update)
         report = result.to_json()
         bar.update(report["env_steps"])
         reason = _stop_reason(report)
