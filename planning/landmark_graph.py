@@ -8,16 +8,21 @@ Reasonable orderings (``kind`` "reasonable") can contradict others and may form 
 live apart in ``reasonable`` and in :meth:`full_graph`.
 Natural orderings implied by a path of other orderings are left out (the transitive
 closure is unchanged), so the edges shown are the informative ones.
+
+networkx is imported only when :attr:`LandmarkGraph.graph` (or an export that needs it) is
+first used: queries, linearizations, subgoals and JSON/text/DOT export work on plain
+adjacency dicts, so ``asg landmarks --format json`` never pays networkx's import time.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
-
-import networkx as nx
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from asg.planning.errors import AsgError
 from asg.planning.task import Atom, Task
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 ORDERING_KINDS = ("greedy-necessary", "natural", "reasonable")
 
@@ -70,21 +75,48 @@ class LandmarkGraph:
     relaxed_solvable: bool = True
 
     def __post_init__(self) -> None:
-        self.graph = nx.DiGraph()
-        for lm in self.landmarks:
-            self.graph.add_node(lm.id, landmark=lm)
+        self._landmark = {lm.id: lm for lm in self.landmarks}
+        self._out: dict[int, dict[int, str]] = {lm.id: {} for lm in self.landmarks}  # u -> {v: kind}
+        self._in: dict[int, dict[int, str]] = {lm.id: {} for lm in self.landmarks}  # v -> {u: kind}
         for o in self.orderings:
             if o.kind not in ORDERING_KINDS[:2]:
                 raise ValueError(f"ordering kind {o.kind!r} belongs in `reasonable`")
-            self.graph.add_edge(o.source, o.target, kind=o.kind)
-        if not nx.is_directed_acyclic_graph(self.graph):
-            cycle = nx.find_cycle(self.graph)
+            self._out.setdefault(o.source, {})[o.target] = o.kind
+            self._in.setdefault(o.target, {})[o.source] = o.kind
+            self._out.setdefault(o.target, {})
+            self._in.setdefault(o.source, {})
+        cycle = _find_cycle(self._out)
+        if cycle:
             raise AsgError("natural/greedy-necessary orderings form a cycle: "
-                           + " -> ".join(str(self.by_id(u)) for u, _ in cycle))
+                           + " -> ".join(str(self.by_id(u)) for u in cycle))
+        self._graph: nx.DiGraph | None = None
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        """The sound orderings as a ``networkx.DiGraph`` (node attr ``landmark``, edge attr ``kind``),
+        built on first use."""
+        if self._graph is None:
+            import networkx as nx
+
+            graph = nx.DiGraph()
+            for lm in self.landmarks:
+                graph.add_node(lm.id, landmark=lm)
+            for o in self.orderings:
+                graph.add_edge(o.source, o.target, kind=o.kind)
+            self._graph = graph
+        return self._graph
 
     # -- queries ---------------------------------------------------------------------
     def by_id(self, landmark_id: int) -> Landmark:
-        return self.graph.nodes[landmark_id]["landmark"]
+        return self._landmark[landmark_id]
+
+    def in_edges(self, landmark_id: int) -> dict[int, str]:
+        """Sound orderings into ``landmark_id``: predecessor id -> kind."""
+        return self._in[landmark_id]
+
+    def out_edges(self, landmark_id: int) -> dict[int, str]:
+        """Sound orderings out of ``landmark_id``: successor id -> kind."""
+        return self._out[landmark_id]
 
     def find(self, atom: str | Atom) -> Landmark:
         """The fact landmark of ``atom`` (e.g. ``"(has-key)"``)."""
@@ -96,8 +128,7 @@ class LandmarkGraph:
 
     def predecessors(self, landmark: Landmark, kinds: Iterable[str] = ORDERING_KINDS[:2]) -> list[Landmark]:
         kinds = set(kinds)
-        return [self.by_id(u) for u in sorted(self.graph.predecessors(landmark.id))
-                if self.graph.edges[u, landmark.id]["kind"] in kinds]
+        return [self.by_id(u) for u, kind in sorted(self._in[landmark.id].items()) if kind in kinds]
 
     def ordering_counts(self) -> dict[str, int]:
         counts = {kind: 0 for kind in ORDERING_KINDS}
@@ -107,6 +138,8 @@ class LandmarkGraph:
 
     def full_graph(self) -> nx.MultiDiGraph:
         """All orderings, reasonable included (may hold cycles)."""
+        import networkx as nx
+
         full = nx.MultiDiGraph(self.graph)
         for o in self.reasonable:
             full.add_edge(o.source, o.target, kind=o.kind)
@@ -114,6 +147,8 @@ class LandmarkGraph:
 
     def transitive_reduction(self) -> nx.DiGraph:
         """The sound orderings without the implied ones, for display."""
+        import networkx as nx
+
         reduced = nx.transitive_reduction(self.graph)
         reduced.add_nodes_from(self.graph.nodes(data=True))
         for u, v in reduced.edges:
@@ -121,15 +156,19 @@ class LandmarkGraph:
         return reduced
 
     # -- learner-facing views --------------------------------------------------------------
-    def _precedence(self, ids: list[int]) -> nx.DiGraph:
-        """Orderings among ``ids``, through the closure (paths via other landmarks count)."""
+    def _precedence(self, ids: list[int]) -> dict[int, list[int]]:
+        """Orderings among ``ids``, through the closure (paths via other landmarks count):
+        id -> the chosen ids after it."""
         chosen = set(ids)
-        order = nx.DiGraph()
-        order.add_nodes_from(ids)
+        order: dict[int, list[int]] = {}
         for u in ids:
-            for v in nx.descendants(self.graph, u):
-                if v in chosen:
-                    order.add_edge(u, v)
+            seen, stack = set(), [u]
+            while stack:
+                for v in self._out[stack.pop()]:
+                    if v not in seen:
+                        seen.add(v)
+                        stack.append(v)
+            order[u] = [v for v in seen if v in chosen]
         return order
 
     def linearizations(self, limit: int = 100, landmarks: list[Landmark] | None = None) -> list[list[Landmark]]:
@@ -198,9 +237,35 @@ def _short(kind: str) -> str:
     return {"greedy-necessary": "gn", "natural": "nat", "reasonable": "r"}[kind]
 
 
-def _topological_orders(order: nx.DiGraph, limit: int) -> Iterator[list[int]]:
-    """Topological orders of a DAG, smallest available id first, at most ``limit`` of them."""
-    indegree = {n: order.in_degree(n) for n in order.nodes}
+def _find_cycle(successors: dict[int, dict[int, str]]) -> list[int]:
+    """Nodes of one cycle in order (empty if the graph is acyclic); iterative DFS."""
+    state: dict[int, int] = {}  # 1: on the current path, 2: finished
+    for root in successors:
+        if root in state:
+            continue
+        path, iters = [root], [iter(successors[root])]
+        state[root] = 1
+        while path:
+            child = next(iters[-1], None)
+            if child is None:
+                state[path.pop()] = 2
+                iters.pop()
+            elif state.get(child) == 1:
+                return path[path.index(child):]
+            elif child not in state:
+                state[child] = 1
+                path.append(child)
+                iters.append(iter(successors.get(child, ())))
+    return []
+
+
+def _topological_orders(order: dict[int, list[int]], limit: int) -> Iterator[list[int]]:
+    """Topological orders of a DAG (node -> successors), smallest available id first, at most
+    ``limit`` of them."""
+    indegree = dict.fromkeys(order, 0)
+    for successors in order.values():
+        for v in successors:
+            indegree[v] += 1
     prefix: list[int] = []
     produced = 0
 
@@ -215,10 +280,10 @@ def _topological_orders(order: nx.DiGraph, limit: int) -> Iterator[list[int]]:
         for node in sorted(n for n, d in indegree.items() if d == 0 and n not in placed):
             placed.add(node)
             prefix.append(node)
-            for succ in order.successors(node):
+            for succ in order[node]:
                 indegree[succ] -= 1
             yield from extend()
-            for succ in order.successors(node):
+            for succ in order[node]:
                 indegree[succ] += 1
             prefix.pop()
             placed.discard(node)

@@ -31,8 +31,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import networkx as nx
-
 from asg.planning.errors import PlannerError
 from asg.planning.landmark_graph import LandmarkGraph
 
@@ -199,6 +197,8 @@ def compare(ours: PeerGraph, theirs: PeerGraph) -> Comparison:
 
 
 def _closure(graph: PeerGraph) -> set[tuple]:
+    import networkx as nx
+
     dag = nx.DiGraph()
     dag.add_nodes_from(graph.landmarks)
     dag.add_edges_from((u, v) for u, v, kind in graph.orderings if kind != "reasonable")

@@ -21,6 +21,20 @@ class Atom:
     args: tuple[str, ...] = ()
     negated: bool = False
 
+    def __hash__(self) -> int:
+        # Atoms are hashed millions of times (sets of facts, operator tables), so the hash is
+        # computed once; ``__reduce__`` keeps the cached value out of pickles, whose reader
+        # may hash strings differently.
+        try:
+            return self.__dict__["_hash"]
+        except KeyError:
+            value = hash((self.predicate, self.args, self.negated))
+            object.__setattr__(self, "_hash", value)
+            return value
+
+    def __reduce__(self):
+        return (Atom, (self.predicate, self.args, self.negated))
+
     def __str__(self) -> str:
         text = "(" + " ".join((self.predicate, *self.args)) + ")"
         return f"(not {text})" if self.negated else text

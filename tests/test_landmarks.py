@@ -166,4 +166,44 @@ def test_transitive_reduction_keeps_closure():
     assert nx.transitive_closure_dag(reduced).edges == nx.transitive_closure_dag(graph.graph).edges
 
 
+def test_landmarks_json_text_and_reasonable_run_without_networkx():
+    import subprocess
+    import sys
+    code = ("import sys\n"
+            "from asg import pddl_models\n"
+            "from asg.planning import compute_landmarks, load_task\n"
+            "task = load_task(pddl_models.path('household_v1'))\n"
+            "graph = compute_landmarks(task, reasonable=True)\n"
+            "graph.to_json(); graph.to_dot(); graph.subgoal_linearizations()\n"
+            "graph.predecessors(graph.find('(at-final-room)'))\n"
+            "compute_landmarks(task, m=2)\n"
+            "print('networkx' in sys.modules)\n"
+            "graph.graph\n"
+            "print('networkx' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]
+
+
+def test_graph_is_a_digraph_built_on_first_use_with_the_documented_schema():
+    graph = compute_landmarks(load_task(pddl_models.path("household_v1")), m=2)
+    dag = graph.graph
+    assert isinstance(dag, nx.DiGraph) and graph.graph is dag
+    assert sorted(dag.nodes) == [lm.id for lm in graph.landmarks]
+    assert all(dag.nodes[lm.id]["landmark"] == lm for lm in graph.landmarks)
+    assert sorted(dag.edges(data="kind")) == sorted((o.source, o.target, o.kind) for o in graph.orderings)
+    for lm in graph.landmarks:
+        assert [p.id for p in graph.predecessors(lm)] == sorted(dag.predecessors(lm.id))
+        assert graph.out_edges(lm.id) == {v: dag.edges[lm.id, v]["kind"] for v in dag.successors(lm.id)}
+
+
+def test_a_cycle_of_sound_orderings_is_refused():
+    from asg.planning import AsgError
+    from asg.planning.landmark_graph import LandmarkGraph, Ordering
+    good = compute_landmarks(load_task(pddl_models.path("household_v1")))
+    first, second = good.landmarks[0].id, good.landmarks[1].id
+    loop = [Ordering(first, second, "natural"), Ordering(second, first, "greedy-necessary")]
+    with pytest.raises(AsgError, match="cycle"):
+        LandmarkGraph(good.task, good.landmarks, loop)
+
+
 from conftest import need_ipc, need_pitfalls  # noqa: E402,F401  (fixtures)

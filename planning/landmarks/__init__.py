@@ -5,10 +5,10 @@ listed in ``METHODS`` so the CLI builds its choices from them.
 """
 from __future__ import annotations
 
+import heapq
 import time
 
-import networkx as nx
-
+from asg.planning.errors import AsgError
 from asg.planning.landmark_graph import Landmark, LandmarkGraph, Ordering
 from asg.planning.landmarks.hm import HmResult, hm_landmarks
 from asg.planning.task import Task
@@ -50,16 +50,12 @@ def _build_graph(task: Task, result: HmResult, m: int, method: str) -> LandmarkG
             for u in result.members(result.greedy_necessary.get(v, 0)):
                 if orderable(u, v):
                     edges[(u, v)] = "greedy-necessary"
-    dag = nx.DiGraph()
-    dag.add_nodes_from(nodes)
-    dag.add_edges_from(edges)
-    reduced = nx.transitive_reduction(dag)
-    kept = {e: kind for e, kind in edges.items() if kind == "greedy-necessary" or reduced.has_edge(*e)}
 
     def name(i: int) -> str:
         return " ".join(sorted(str(result.facts[f]) for f in result.msets[i]))
 
-    order = list(nx.lexicographical_topological_sort(dag, key=name))
+    order = _lexicographic_topological_order(nodes, edges, name)
+    kept = _without_implied_natural(order, edges)
     new_id = {old: new for new, old in enumerate(order)}
     goal_set = set(result.goal_msets)
     landmarks = [
@@ -77,6 +73,52 @@ def _build_graph(task: Task, result: HmResult, m: int, method: str) -> LandmarkG
         key=lambda o: (o.source, o.target),
     )
     return LandmarkGraph(task, landmarks, orderings, m=m, method=method, relaxed_solvable=reached_goal)
+
+
+def _lexicographic_topological_order(nodes: set[int], edges: dict[tuple[int, int], str], key) -> list[int]:
+    """Kahn's algorithm taking the smallest ``key`` among the available nodes each time."""
+    children: dict[int, list[int]] = {n: [] for n in nodes}
+    indegree = dict.fromkeys(nodes, 0)
+    for u, v in edges:
+        children[u].append(v)
+        indegree[v] += 1
+    ready = [(key(n), n) for n, d in indegree.items() if d == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, node = heapq.heappop(ready)
+        order.append(node)
+        for child in children[node]:
+            indegree[child] -= 1
+            if indegree[child] == 0:
+                heapq.heappush(ready, (key(child), child))
+    if len(order) != len(nodes):
+        raise AsgError("the landmark orderings form a cycle")
+    return order
+
+
+def _without_implied_natural(order: list[int], edges: dict[tuple[int, int], str]) -> dict[tuple[int, int], str]:
+    """Drop natural edges u -> v that a longer path u -> w -> ... -> v implies (the transitive
+    reduction of the whole DAG decides); greedy-necessary edges all stay."""
+    position = {n: i for i, n in enumerate(order)}
+    children: dict[int, list[int]] = {n: [] for n in order}
+    for u, v in edges:
+        children[u].append(v)
+    below = [0] * len(order)  # bitset over positions: nodes reachable by a path of length >= 1
+    for i in range(len(order) - 1, -1, -1):
+        bits = 0
+        for child in children[order[i]]:
+            j = position[child]
+            bits |= below[j] | (1 << j)
+        below[i] = bits
+    via = {}  # node -> positions reached through one of its successors: a path of length >= 2
+    for u, successors in children.items():
+        bits = 0
+        for w in successors:
+            bits |= below[position[w]]
+        via[u] = bits
+    return {(u, v): kind for (u, v), kind in edges.items()
+            if kind == "greedy-necessary" or not (via[u] >> position[v]) & 1}
 
 
 __all__ = ["METHODS", "Landmark", "LandmarkGraph", "Ordering", "compute_landmarks"]

@@ -75,6 +75,8 @@ def hm_landmarks(task: Task, m: int = 1) -> HmResult:
     if m not in (1, 2):
         raise ValueError("m must be 1 or 2")
     fact_id = {fact: i for i, fact in enumerate(task.facts)}
+    if m == 1:
+        return _hm1(task, fact_id)
     msets = _MSets(len(task.facts))
     ops = []
     for op in task.operators:
@@ -108,6 +110,82 @@ def hm_landmarks(task: Task, m: int = 1) -> HmResult:
     goal = sorted(fact_id[a] for a in task.goal if a in fact_id)
     return HmResult(tuple(task.facts), tuple(msets.sets), labels, greedy,
                     tuple(msets.of(goal, m)), init_msets)
+
+
+def _hm1(task: Task, fact_id: dict[Atom, int]) -> HmResult:
+    """m = 1, where m-sets are facts and there are no no-ops: the same fixpoint as the general
+    path (labels only shrink from ⊤, so the order of evaluation does not change it), computed
+    by relaxed exploration. An operator is first evaluated once all its preconditions are
+    reached, in breadth-first order, so most labels are final when first set; a shrinking
+    label re-queues the operators that need that fact."""
+    n_ops = len(task.operators)
+    pres: list[list[int]] = []
+    effects: list[list[int]] = []
+    needs: list[list[int]] = [[] for _ in task.facts]  # fact -> operators with it in pre
+    missing = [0] * n_ops  # preconditions not reached yet
+    get = fact_id.__getitem__
+    for k, op in enumerate(task.operators):
+        pre = sorted(set(map(get, op.pre)))
+        pres.append(pre)
+        effects.append(sorted(set(map(get, op.add)).difference(pre)))
+        missing[k] = len(pre)
+        for f in pre:
+            needs[f].append(k)
+    labels: list[int | None] = [None] * len(task.facts)
+    init = sorted(set(map(get, task.init)))
+    queue: deque[int] = deque(k for k in range(n_ops) if not missing[k])
+    for f in init:
+        labels[f] = 0
+        for k in needs[f]:
+            missing[k] -= 1
+            if not missing[k]:
+                queue.append(k)
+    queued = bytearray(n_ops)
+    for k in queue:
+        queued[k] = 1
+    op_label: list[int | None] = [None] * n_ops
+    while queue:
+        k = queue.popleft()
+        queued[k] = 0
+        label = 0
+        for f in pres[k]:
+            label |= labels[f] | (1 << f)
+        if label == op_label[k]:
+            continue
+        op_label[k] = label
+        for e in effects[k]:
+            old = labels[e]
+            if old is None:  # first reached: its operators may become ready
+                labels[e] = label
+                for j in needs[e]:
+                    missing[j] -= 1
+                    if not missing[j] and not queued[j]:
+                        queued[j] = 1
+                        queue.append(j)
+                continue
+            new = old & label
+            if new != old:
+                labels[e] = new
+                for j in needs[e]:
+                    if not missing[j] and not queued[j]:
+                        queued[j] = 1
+                        queue.append(j)
+    init_set = frozenset(init)
+    shared: dict[int, int] = {}  # first achievers' common preconditions (final labels)
+    for k, label in enumerate(op_label):
+        if label is None:
+            continue
+        pre_bits = 0
+        for f in pres[k]:
+            pre_bits |= 1 << f
+        for e in effects[k]:
+            if (label >> e) & 1 or (labels[e] == 0 and e in init_set):
+                continue  # not a first achiever, or true from the start (nothing ordered before it)
+            shared[e] = shared.get(e, pre_bits) & pre_bits
+    reached = {f: lab for f, lab in enumerate(labels) if lab is not None}
+    goal = sorted(fact_id[a] for a in task.goal if a in fact_id)
+    return HmResult(tuple(task.facts), tuple((f,) for f in range(len(task.facts))), reached, shared,
+                    tuple(goal), init_set)
 
 
 def _propagate(task: Task, m: int, ops: list, msets: _MSets, labels: dict[int, int], label_of) -> None:

@@ -60,8 +60,8 @@ def reasonable_orderings(graph: LandmarkGraph, mutexes: Mutexes | None = None) -
             continue
         for c in _gn_children(graph, b):
             ancestors: set[int] = set()
-            for parent in graph.graph.predecessors(c.id):
-                if parent != b.id and graph.graph.edges[parent, c.id]["kind"] in SOUND:
+            for parent, kind in graph.in_edges(c.id).items():
+                if parent != b.id and kind in SOUND:
                     ancestors.add(parent)
                     ancestors |= {u for u in _sound_ancestors(graph, parent)}
             for a_id in sorted(ancestors):
@@ -70,16 +70,15 @@ def reasonable_orderings(graph: LandmarkGraph, mutexes: Mutexes | None = None) -
 
 
 def _gn_children(graph: LandmarkGraph, b: Landmark) -> list[Landmark]:
-    return [graph.by_id(v) for v in sorted(graph.graph.successors(b.id))
-            if graph.graph.edges[b.id, v]["kind"] == "greedy-necessary"]
+    return [graph.by_id(v) for v, kind in sorted(graph.out_edges(b.id).items()) if kind == "greedy-necessary"]
 
 
 def _sound_ancestors(graph: LandmarkGraph, node: int) -> set[int]:
     seen, stack = set(), [node]
     while stack:
         current = stack.pop()
-        for parent in graph.graph.predecessors(current):
-            if parent not in seen and graph.graph.edges[parent, current]["kind"] in SOUND:
+        for parent, kind in graph.in_edges(current).items():
+            if parent not in seen and kind in SOUND:
                 seen.add(parent)
                 stack.append(parent)
     return seen
