@@ -315,6 +315,20 @@ def read_meta(path: str | Path, kind: str | tuple[str, ...] = ()) -> dict[str, A
         raise CheckpointError(f"{path}: corrupt checkpoint ({type(err).__name__})") from None
 
 
+def read_json(path: Path | str, what: str = "") -> Any:
+    """The JSON value in ``path``; a missing, unreadable or non-JSON file is a ``CheckpointError``,
+    as is one that is not an object when ``what`` (e.g. "a goal-policy run config") is given."""
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: missing") from None
+    except (OSError, ValueError) as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise CheckpointError(f"{path}: unreadable ({type(err).__name__})") from None
+    if what and not isinstance(value, dict):
+        raise CheckpointError(f"{path}: not {what}")
+    return value
+
+
 def check_agrees(config_file: Path | str, config: dict[str, Any], checkpoint_file: Path | str,
                  recorded: dict[str, Any], keys: tuple[str, ...]) -> None:
     """``CheckpointError`` naming both values when ``config[key] != recorded[key]`` for a key."""

@@ -225,13 +225,7 @@ class RunDir:
         self._lock.release()
 
     def _read_json(self, name: str) -> Any:
-        file = self.path / name
-        try:
-            return json.loads(file.read_text())
-        except FileNotFoundError:
-            raise CheckpointError(f"{file}: missing") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise CheckpointError(f"{file}: unreadable ({type(err).__name__})") from None
+        return ckpt.read_json(self.path / name)
 
     def config(self) -> TrainConfig:
         """The saved, resolved config."""

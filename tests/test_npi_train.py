@@ -232,7 +232,7 @@ def test_error_paths(trained, tmp_path):
     out, _ = trained
     with pytest.raises(ConfigError, match="checkpoint"):
         evaluate_programs(None)
-    with pytest.raises(ConfigError, match="--mode"):
+    with pytest.raises(ConfigError, match="mode must be one of"):
         evaluate_programs(out, mode="dream")
     with pytest.raises(ConfigError, match="atomic"):
         evaluate_programs(out, programs=["Stack_0_1"], world="model", episodes=1)
@@ -251,3 +251,16 @@ def test_error_paths(trained, tmp_path):
     with pytest.raises(ConfigError, match="unknown field"):
         from_dict({"episodes": 3})
     assert from_dict(to_dict(SMALL)) == SMALL
+
+
+def test_training_and_evaluation_leave_global_torch_state_as_it_was(tmp_path):
+    threads, rng = torch.get_num_threads(), torch.random.get_rng_state()
+    torch.set_num_threads(2)
+    try:
+        out = tmp_path / "run"
+        train_meta_controller(out, config=replace(SMALL, iterations=1), seed=3)
+        evaluate_programs(out, world="model", episodes=1, programs=[LEVEL1])
+        assert torch.get_num_threads() == 2
+        assert torch.equal(torch.random.get_rng_state(), rng)
+    finally:
+        torch.set_num_threads(threads)

@@ -30,7 +30,6 @@ finished cycles) and raises ``KeyboardInterrupt``; resuming repeats the uninterr
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -350,21 +349,11 @@ def read_checkpoint(run_dir: str | Path) -> dict[str, Any]:
     if not file.is_file():
         raise CheckpointError(f"{file}: missing (nothing to resume)")
     if meta_file.is_file():
-        try:
-            desc = json.loads(meta_file.read_text())
-        except (OSError, ValueError) as err:
-            raise CheckpointError(f"{meta_file}: unreadable ({type(err).__name__})") from None
+        desc = ckpt.read_json(meta_file)
         if not isinstance(desc, dict) or desc.get("version") != CHECKPOINT_VERSION:
             raise CheckpointError(f"{meta_file}: unsupported checkpoint version (expected {CHECKPOINT_VERSION})")
     loaded = ckpt.load(file, CHECKPOINT_KIND)
-    try:
-        saved = json.loads(config_file.read_text())
-    except FileNotFoundError:
-        raise CheckpointError(f"{config_file}: missing") from None
-    except (OSError, ValueError) as err:
-        raise CheckpointError(f"{config_file}: unreadable ({type(err).__name__})") from None
-    if not isinstance(saved, dict):
-        raise CheckpointError(f"{config_file}: not a goal-policy run config")
+    saved = ckpt.read_json(config_file, "a goal-policy run config")
     saved = {"domain": DOMAIN, "stage": STAGE, **saved}  # runs of before these fields were the goal policy's
     ckpt.check_agrees(config_file, saved, file, loaded.meta, IDENTITY)
     data = loaded.tree

@@ -31,6 +31,7 @@ from asg.learning.npi.network import AlphaNPINet
 from asg.learning.npi.selfplay import import_ray, make_guide, resolve_backend, start_state
 from asg.learning.npi.trainer import MetaControllerTrainer
 from asg.learning.run_dir import RunLock, StopOnSignal, atomic_write, atomic_write_json
+from asg.learning.torch_state import torch_threads
 
 CHECKPOINT = "meta_controller.npz"
 CHECKPOINT_VERSION = 1
@@ -107,7 +108,8 @@ def load_network(path: str | Path, model: EnvironmentModel) -> tuple[AlphaNPINet
         raise CheckpointError(f"{path}: trained on another program library or state size")
     config = from_dict(payload["config"], str(path))
     table = model.table
-    net = AlphaNPINet(model.state_dim, table.n_actions, len(table.tasks), config.net)
+    with torch.random.fork_rng(devices=[]):  # its weights come from the file; global RNG untouched
+        net = AlphaNPINet(model.state_dim, table.n_actions, len(table.tasks), config.net)
     try:
         net.load_state_dict(payload["trainer"]["net"])
     except (RuntimeError, KeyError, TypeError) as err:  # RuntimeError: torch's missing keys / shape mismatch
@@ -145,11 +147,9 @@ def train_meta_controller(out_dir: str | Path, *, config: NPIConfig | None = Non
     resumed run keeps its saved ones unless given): ``backend`` ``local`` (in-process or a fork
     pool) or ``ray`` (Ray actors); ``backend=None`` with an address means ``ray``.
     """
-    from dataclasses import replace
 
-    torch.set_num_threads(1)
     out = Path(out_dir)
-    with RunLock(out), StopOnSignal() as signalled:
+    with torch_threads(1), RunLock(out), StopOnSignal() as signalled:
         return _train(out, config, model, predictor, seed, iterations, workers, backend, ray_address, resume,
                       progress, should_stop, signalled)
 
@@ -207,14 +207,7 @@ def _train(out: Path, config: NPIConfig | None, model: str, predictor: Any, seed
 
 def _check_config_file(config_file: Path, payload: dict[str, Any], path: Path) -> None:
     """``config.json`` must name the checkpoint's stage, seed and model (``CheckpointError`` else)."""
-    try:
-        saved = json.loads(config_file.read_text())
-    except FileNotFoundError:
-        raise CheckpointError(f"{config_file}: missing") from None
-    except (OSError, ValueError) as err:
-        raise CheckpointError(f"{config_file}: unreadable ({type(err).__name__})") from None
-    if not isinstance(saved, dict):
-        raise CheckpointError(f"{config_file}: not a meta-controller run config")
+    saved = ckpt.read_json(config_file, "a meta-controller run config")
     saved = {"domain": DOMAIN, "stage": STAGE, **saved}  # folders of before these fields were this stage's
     ckpt.check_agrees(config_file, saved, path, _identity(payload["seed"], payload["model"]), IDENTITY)
 
@@ -289,17 +282,26 @@ def evaluate_programs(checkpoint: str | Path | None, *, mode: str = "replan", mo
     learned goal policy ``controller_policy`` (a ``policy.npz`` or a run folder holding one) or,
     without one, the scripted controller; or the model itself.
     """
-    torch.set_num_threads(1)
     if mode not in MODES:
-        raise ConfigError(f"--mode must be one of {MODES}, got {mode!r}")
+        raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
     if world not in WORLDS:
         raise ConfigError(f"world must be one of {WORLDS}, got {world!r}")
     if episodes < 1:
-        raise ConfigError(f"--episodes must be >= 1, got {episodes}")
+        raise ConfigError(f"episodes must be >= 1, got {episodes}")
     if checkpoint is None:
-        raise ConfigError("no meta-controller checkpoint: train one first (asg train --stage meta-controller)")
+        raise ConfigError("no meta-controller checkpoint given: train one first (the meta-controller stage)")
     if controller_policy is not None and world != "real":
-        raise ConfigError("a goal policy (--policy) runs atomic programs in the real world only; use world 'real'")
+        raise ConfigError("a goal policy (controller_policy) runs atomic programs in the real world only")
+    with torch_threads(1):
+        return _evaluate_programs(checkpoint, mode, model, world, episodes, programs, seed, predictor, search,
+                                  trace_png, json_path, progress, controller_policy)
+
+
+def _evaluate_programs(checkpoint: str | Path, mode: str, model: str, world: str, episodes: int,
+                       programs: str | list[str], seed: int, predictor: Any, search: SearchConfig | None,
+                       trace_png: str | Path | None, json_path: str | Path | None,
+                       progress: Callable[[str, int], None] | None,
+                       controller_policy: str | Path | None) -> ProgramEvaluation:
     path = Path(checkpoint)
     path = path / CHECKPOINT if path.is_dir() else path
     search_model = build_model(model, predictor)

@@ -124,15 +124,16 @@ class MetaControllerTrainer:
 
     def __init__(self, model: EnvironmentModel, config: NPIConfig = NPIConfig(), seed: int = 0,
                  target: float = 0.9) -> None:
-        torch.set_num_threads(1)
         self.model, self.config, self.seed, self.target = model, config, seed, target
         self.table = model.table
         self.tasks = [self.table.index(n) for n in config.programs] or list(self.table.tasks)
         seeds = np.random.SeedSequence(seed).spawn(3)
         self.rng = np.random.default_rng(seeds[0])
-        torch.manual_seed(int(seeds[1].generate_state(1)[0]))
         mean, std = state_statistics(model, np.random.default_rng(seeds[2]))
-        self.net = AlphaNPINet(model.state_dim, self.table.n_actions, len(self.table.tasks), config.net, mean, std)
+        with torch.random.fork_rng(devices=[]):  # seeded initialisation, global torch RNG untouched
+            torch.manual_seed(int(seeds[1].generate_state(1)[0]))
+            self.net = AlphaNPINet(model.state_dim, self.table.n_actions, len(self.table.tasks), config.net,
+                                   mean, std)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.net.lr)
         self.buffer = TraceBuffer(config.buffer_size, config.p_buf)
         self.state = TrainerState()
