@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, cfg in chosen.items():
         with tempfile.TemporaryDirectory() as tmp:
             start = time.perf_counter()
-            result = train_goal_policy(cfg, Path(tmp) / "run", seed=args.seed, progress_bar=False)
+            result = train_goal_policy(cfg, Path(tmp) / "run", seed=args.seed)
             wall = time.perf_counter() - start
             out = evaluate_atomic(Path(tmp) / "run", episodes=args.eval_episodes, seed=args.seed + 1,
                                   programs=PROGRAMS)

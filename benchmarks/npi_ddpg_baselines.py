@@ -51,7 +51,7 @@ def run_kind(kind: str, args: argparse.Namespace) -> dict:
     if run.exists():
         shutil.rmtree(run)
     start = time.perf_counter()
-    train = train_baseline(kind, run, cfg, seed=args.seed, progress_bar=False)
+    train = train_baseline(kind, run, cfg, seed=args.seed)
     trained = time.perf_counter()
     evaluation = evaluate_baseline(run, kind, episodes=args.eval_episodes, seed=args.seed)
     done = time.perf_counter()

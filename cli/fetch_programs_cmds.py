@@ -22,7 +22,7 @@ from typing import Any
 import click
 
 from asg.cli.options import apply_config_file
-from asg.cli.progress import is_terminal
+from asg.cli.progress import Progress, Stages
 from asg.planning.errors import AsgError
 
 DOMAIN = "fetch-programs"
@@ -61,9 +61,9 @@ def _default_out(stage: str, preset: str, seed: int) -> Path:
     return Path("runs") / f"fetch-{stage}-{preset}-seed{seed}"
 
 
-def _bars(params: dict[str, Any]) -> bool:
-    """The trainers' own tqdm bars only on a terminal (elsewhere their redraws fill the log)."""
-    return not params.get("quiet") and is_terminal(sys.stderr)
+def _stages(params: dict[str, Any]) -> Stages:
+    """Progress of the library's long loops: a bar on a terminal, plain lines with an ETA elsewhere."""
+    return Stages(quiet=bool(params.get("quiet")))
 
 
 def _print_written(folder: Path, *next_commands: str) -> None:
@@ -112,10 +112,11 @@ def _train_goal_policy(params: dict[str, Any]) -> dict[str, Any]:
         if params.get("config_file") is not None:
             config = apply_config_file(config, params["config_file"])
     out = params.get("out") or _default_out("goal-policy", name, seed)
+    stages = _stages(params)
     try:
         result = train_goal_policy(config, out, resume=resume, workers=params.get("workers") or 1,
                                    ray_address=params.get("ray_address"), seed=seed,
-                                   progress_bar=_bars(params), max_epochs=params.get("max_epochs"))
+                                   progress=stages, max_epochs=params.get("max_epochs"))
     except KeyboardInterrupt:
         folder = Path(resume or out)
         if (folder / "checkpoint.npz").is_file():
@@ -124,6 +125,8 @@ def _train_goal_policy(params: dict[str, Any]) -> dict[str, Any]:
         else:
             click.echo("interrupted before the first checkpoint; nothing to resume", err=True)
         sys.exit(130)
+    finally:
+        stages.close()
     if not params.get("as_json"):
         click.echo(f"goal policy ({result['preset']}, seed {result['seed']}): epoch {result['epochs']}/"
                    f"{result['total_epochs']}, {result['episodes']} episodes, {result['wall_seconds']:.0f} s, "
@@ -211,7 +214,11 @@ def _train_behaviour_model(params: dict[str, Any]) -> dict[str, Any]:
         config = replace(config, episodes=params["episodes"])
     policy = params.get("policy") or shipped(SHIPPED_POLICY)
     out = params.get("out") or params.get("resume") or _default_out("behaviour-model", name, params["seed"])
-    result = train_behaviour_model(policy, out, config, seed=params["seed"], progress_bar=_bars(params))
+    stages = _stages(params)
+    try:
+        result = train_behaviour_model(policy, out, config, seed=params["seed"], progress=stages)
+    finally:
+        stages.close()
     if not params.get("as_json"):
         fams = ", ".join(f"{k} {v:.2f}" for k, v in sorted(result.get("families", {}).items()))
         click.echo(f"behaviour model from {result['episodes']} episodes, {result['wall_seconds']:.0f} s; "
@@ -323,23 +330,21 @@ def _eval_non_atomic(params: dict[str, Any], episodes: int) -> tuple[dict[str, A
 
 
 def _eval_bar(episodes: int, quiet: bool):
-    """A progress bar over every (program, episode) of a non-atomic evaluation, opened on the first
+    """Progress over every (program, episode) of a non-atomic evaluation, opened on the first
     episode (so that a bad checkpoint prints its error line alone)."""
-    from tqdm import tqdm
-
     from asg.planning.programs import fetch_library
 
     total = episodes * len(fetch_library().non_atomic)
 
     class Bar:
-        bar = None
+        bar: Progress | None = None
+        done = 0
 
         def update(self, program: str, done: int) -> None:
             if self.bar is None:
-                self.bar = tqdm(total=total, unit="episode", disable=quiet, file=sys.stderr, dynamic_ncols=True,
-                                leave=False, desc="non-atomic programs")
-            self.bar.set_postfix_str(program, refresh=False)
-            self.bar.update(1)
+                self.bar = Progress(total, label="non-atomic programs", unit="episode", quiet=quiet)
+            self.done += 1
+            self.bar.update(self.done, program)
 
         def close(self) -> None:
             if self.bar is not None:

@@ -89,3 +89,30 @@ def _clock(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds // 60} min {seconds % 60:02d} s"
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+class Stages:
+    """Draws a library's ``progress(stage, count, total, note)`` calls (``run_dir.StageProgress``):
+    one :class:`Progress` per stage, closed when the next stage starts or at :meth:`close`."""
+
+    UNITS = {"goal policy": "cycle", "behaviour data": "episode", "behaviour model fit": "epoch"}
+
+    def __init__(self, quiet: bool = False, stream: IO[str] | None = None) -> None:
+        self.quiet, self.stream = quiet, stream
+        self._stage: str | None = None
+        self._bar: Progress | None = None
+
+    def __call__(self, stage: str, count: int, total: int, note: str = "") -> None:
+        if stage != self._stage:
+            self.close()
+            self._stage = stage
+            self._bar = Progress(total, count, label=stage, unit=self.UNITS.get(stage, "step"),
+                                 quiet=self.quiet, stream=self.stream)
+        assert self._bar is not None
+        self._bar.update(count, note or None)
+
+    def close(self, reason: str | None = None) -> None:
+        """End the current stage's line or bar."""
+        if self._bar is not None:
+            self._bar.close(reason)
+        self._bar, self._stage = None, None

@@ -27,7 +27,7 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from asg.learning import checkpoint as ckpt
 from asg.learning.config import TrainConfig, config_from_dict, config_to_dict
@@ -140,6 +140,11 @@ def _read_holder(fd: int) -> str:
         return f"pid {info['pid']} on {info['host']}, started {info['started']}"
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return "holder unknown"
+
+
+StageProgress = Callable[[str, int, int, str], None]
+"""``progress(stage, count, total, note)``: how far a long stage is (the CLI draws it; the library
+never prints). ``stage`` names the loop (e.g. "goal policy"), ``count`` of ``total`` units are done."""
 
 
 class StopOnSignal:

@@ -91,7 +91,7 @@ def test_train_behaviour_model_end_to_end_and_files(tmp_path):
 
     save_policy(untrained_policy(), tmp_path / "policy.npz")
     cfg = BehaviourConfig(hidden=(32, 32), episodes=10, epochs=2, n_envs=5, held_out=0.3)
-    out = train_behaviour_model(tmp_path / "policy.npz", tmp_path / "bm", cfg, seed=0, progress_bar=False)
+    out = train_behaviour_model(tmp_path / "policy.npz", tmp_path / "bm", cfg, seed=0)
     assert out["episodes"] == 10 and out["held_out"] == 3
     assert set(out["families"]) <= {"Stack", "Move_To_Zone"} and out["families"]
     assert all(0.0 <= v["post_agreement"] <= 1.0 for v in out["programs"].values())
@@ -101,7 +101,7 @@ def test_train_behaviour_model_end_to_end_and_files(tmp_path):
     data = BehaviourDataset.load(tmp_path / "bm" / "dataset.npz")
     np.testing.assert_allclose(model.predict(data.s0[0], int(data.program[0]))[0],
                                model.predict_batch(data.s0[:1], data.program[:1])[0])
-    again = train_behaviour_model(tmp_path / "policy.npz", tmp_path / "bm", cfg, seed=0, progress_bar=False)
+    again = train_behaviour_model(tmp_path / "policy.npz", tmp_path / "bm", cfg, seed=0)
     assert again["collect_seconds"] < out["collect_seconds"]  # the saved dataset is reused
     assert again["programs"] == out["programs"]
 

@@ -117,18 +117,18 @@ def test_goal_policy_and_meta_controller_checkpoints_refuse_corruption(tmp_path)
     from asg.learning.ddpg.trainer import train_goal_policy
 
     run = tmp_path / "gp"
-    train_goal_policy(reach_config(epochs=1), run, task=PointReachTask(), seed=0, progress_bar=False)
+    train_goal_policy(reach_config(epochs=1), run, task=PointReachTask(), seed=0)
     good = (run / "checkpoint.npz").read_bytes()
     for label, content in _corruptions(run / "checkpoint.npz", run / "policy.npz"):
         (run / "checkpoint.npz").write_bytes(content)
         with pytest.raises(CheckpointError, match="checkpoint.npz"):
-            train_goal_policy(None, "x", resume=run, task=PointReachTask(), progress_bar=False)
+            train_goal_policy(None, "x", resume=run, task=PointReachTask())
         assert (run / "checkpoint.npz").read_bytes() == content, label
     (run / "checkpoint.npz").write_bytes(good)
     config = json.loads((run / "config.json").read_text())
     (run / "config.json").write_text(json.dumps({**config, "seed": 5}))
     with pytest.raises(CheckpointError, match="seed is 5.*seed 0"):
-        train_goal_policy(None, "x", resume=run, task=PointReachTask(), progress_bar=False)
+        train_goal_policy(None, "x", resume=run, task=PointReachTask())
     (run / "config.json").write_text(json.dumps({**config, "stage": "meta-controller"}))
     with pytest.raises(CheckpointError, match="stage"):
-        train_goal_policy(None, "x", resume=run, task=PointReachTask(), progress_bar=False)
+        train_goal_policy(None, "x", resume=run, task=PointReachTask())

@@ -91,7 +91,7 @@ def test_ddpg_her_learns_a_reach_task(tmp_path):
     untrained = GoalPolicyTrainer(reach_config(), PointReachTask(), seed=0)
     assert reach_success(untrained.agent.snapshot()) < 0.3  # the task is not solved by chance
     untrained.close()
-    result = train_goal_policy(reach_config(), tmp_path / "run", task=PointReachTask(), seed=0, progress_bar=False)
+    result = train_goal_policy(reach_config(), tmp_path / "run", task=PointReachTask(), seed=0)
     assert result["finished"] and result["env_steps"] == 8 * 10 * 8 * 10
     assert reach_success(load_policy(tmp_path / "run")) >= 0.9  # stated success: >= 90 % of 200 goals
     assert (tmp_path / "run" / "curves.png").stat().st_size > 0
@@ -104,7 +104,7 @@ def metrics_without_time(run_dir) -> list[dict]:
 def test_same_seed_gives_identical_metrics(tmp_path):
     cfg = reach_config(epochs=2, phase2=1)
     for name, seed in (("a", 5), ("b", 5), ("c", 6)):
-        train_goal_policy(cfg, tmp_path / name, task=PointReachTask(), seed=seed, progress_bar=False)
+        train_goal_policy(cfg, tmp_path / name, task=PointReachTask(), seed=seed)
     a, b, c = (metrics_without_time(tmp_path / n) for n in "abc")
     assert a == b and len(a) == 3 and [r["phase"] for r in a] == ["1", "1", "2"]
     assert a != c
@@ -137,7 +137,7 @@ def SimStateObs(state) -> np.ndarray:  # noqa: N802
 
 
 def test_fetch_pipeline_with_demos_phase2_and_evaluation(tmp_path):
-    result = train_goal_policy(tiny_fetch(), tmp_path / "run", seed=1, progress_bar=False)
+    result = train_goal_policy(tiny_fetch(), tmp_path / "run", seed=1)
     run = tmp_path / "run"
     assert {p.name for p in run.iterdir()} >= {"config.json", "metrics.csv", "curves.png", "policy.npz",
                                                 "checkpoint.npz", "checkpoint.json", "result.json"}
@@ -215,10 +215,10 @@ def test_multistep_evaluation_and_the_policy_controller(tmp_path):
 # -- checkpoints -------------------------------------------------------------------------------
 def test_checkpoint_save_load_resume_continues_exactly(tmp_path):
     cfg = tiny_fetch(epochs1=1, epochs2=1)
-    train_goal_policy(cfg, tmp_path / "whole", seed=3, progress_bar=False)
-    first = train_goal_policy(cfg, tmp_path / "split", seed=3, progress_bar=False, max_epochs=1)
+    train_goal_policy(cfg, tmp_path / "whole", seed=3)
+    first = train_goal_policy(cfg, tmp_path / "split", seed=3, max_epochs=1)
     assert first["epochs"] == 1 and not first["finished"]
-    second = train_goal_policy(None, "ignored", resume=tmp_path / "split", progress_bar=False)
+    second = train_goal_policy(None, "ignored", resume=tmp_path / "split")
     assert second["finished"] and second["epochs"] == 2
     assert metrics_without_time(tmp_path / "whole") == metrics_without_time(tmp_path / "split")
     a, b = load_policy(tmp_path / "whole"), load_policy(tmp_path / "split")
@@ -226,17 +226,17 @@ def test_checkpoint_save_load_resume_continues_exactly(tmp_path):
         np.testing.assert_array_equal(wa, wb)
         np.testing.assert_array_equal(ba, bb)
     longer = C.with_epochs(cfg, 1, 2)  # extending a finished run is allowed
-    assert train_goal_policy(longer, "ignored", resume=tmp_path / "split", progress_bar=False)["epochs"] == 3
+    assert train_goal_policy(longer, "ignored", resume=tmp_path / "split")["epochs"] == 3
 
 
 def test_dagger_labels_the_visited_states_and_resumes_exactly(tmp_path):
     cfg = tiny_fetch(epochs1=1, epochs2=1)
     cfg = replace(cfg, demos=replace(cfg.demos, dagger=True, dagger_batch=16))
-    train_goal_policy(cfg, tmp_path / "whole", seed=4, progress_bar=False)
+    train_goal_policy(cfg, tmp_path / "whole", seed=4)
     rows = read_metrics(tmp_path / "whole" / "metrics.csv")
     assert all(float(r["dagger_loss"]) > 0 for r in rows)
-    train_goal_policy(cfg, tmp_path / "split", seed=4, progress_bar=False, max_epochs=1)
-    train_goal_policy(None, "ignored", resume=tmp_path / "split", progress_bar=False)
+    train_goal_policy(cfg, tmp_path / "split", seed=4, max_epochs=1)
+    train_goal_policy(None, "ignored", resume=tmp_path / "split")
     assert metrics_without_time(tmp_path / "whole") == metrics_without_time(tmp_path / "split")
     trainer = GoalPolicyTrainer(cfg, seed=0)
     try:
@@ -245,32 +245,32 @@ def test_dagger_labels_the_visited_states_and_resumes_exactly(tmp_path):
     finally:
         trainer.close()
     no_demos = replace(cfg, demos=replace(cfg.demos, episodes=0))
-    assert train_goal_policy(no_demos, tmp_path / "dagger-only", seed=4, progress_bar=False)["finished"]
+    assert train_goal_policy(no_demos, tmp_path / "dagger-only", seed=4)["finished"]
 
 
 def test_checkpoint_errors_are_clear(tmp_path):
     cfg = reach_config(epochs=1)
     run = tmp_path / "run"
-    train_goal_policy(cfg, run, task=PointReachTask(), seed=0, progress_bar=False)
+    train_goal_policy(cfg, run, task=PointReachTask(), seed=0)
     with pytest.raises(ConfigError, match="already holds a run"):
-        train_goal_policy(cfg, run, task=PointReachTask(), progress_bar=False)
+        train_goal_policy(cfg, run, task=PointReachTask())
     with pytest.raises(ConfigError, match="agent.lr_actor"):
         other = replace(cfg, agent=replace(cfg.agent, lr_actor=1e-4))
-        train_goal_policy(other, "x", resume=run, task=PointReachTask(), progress_bar=False)
+        train_goal_policy(other, "x", resume=run, task=PointReachTask())
     data = (run / "checkpoint.npz").read_bytes()
     (run / "checkpoint.npz").write_bytes(data[: len(data) // 2])  # truncated, as after a crash mid-copy
     with pytest.raises(CheckpointError, match="corrupt checkpoint"):
-        train_goal_policy(None, "x", resume=run, task=PointReachTask(), progress_bar=False)
+        train_goal_policy(None, "x", resume=run, task=PointReachTask())
     (run / "checkpoint.json").write_text('{"version": 99}')
     with pytest.raises(CheckpointError, match="unsupported checkpoint version"):
-        train_goal_policy(None, "x", resume=run, task=PointReachTask(), progress_bar=False)
+        train_goal_policy(None, "x", resume=run, task=PointReachTask())
     with pytest.raises(CheckpointError, match="missing"):
-        train_goal_policy(None, "x", resume=tmp_path / "nothing", task=PointReachTask(), progress_bar=False)
+        train_goal_policy(None, "x", resume=tmp_path / "nothing", task=PointReachTask())
     (run / "policy.npz").write_bytes(b"not a zip")
     with pytest.raises(CheckpointError, match="not a policy file"):
         load_policy(run)
     with pytest.raises(ConfigError, match="workers"):
-        train_goal_policy(cfg, tmp_path / "w", workers=0, task=PointReachTask(), progress_bar=False)
+        train_goal_policy(cfg, tmp_path / "w", workers=0, task=PointReachTask())
 
 
 @pytest.mark.slow
@@ -285,6 +285,6 @@ def test_smoke_training_learns_move_to_zone_with_demos(tmp_path):
     cfg = replace(fast, demos=replace(fast.demos, episodes=50, reset_prob=0.3),
                   schedule=replace(fast.schedule, epochs_phase1=8, epochs_phase2=2, cycles=10, batches=40,
                                    episodes_per_cycle=4, threads=1, eval_episodes=20, programs=programs))
-    train_goal_policy(cfg, tmp_path / "run", seed=0, progress_bar=False)
+    train_goal_policy(cfg, tmp_path / "run", seed=0)
     out = evaluate_atomic(tmp_path / "run", episodes=10, seed=1, programs=programs)
     assert out["mean_success"] >= 0.1

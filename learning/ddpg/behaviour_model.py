@@ -43,7 +43,7 @@ from asg.learning.ddpg.replay import StateBuffer
 from asg.learning.ddpg.rollout import EpisodeSpec, FetchTask, PolicySnapshot, RolloutWorker
 from asg.learning import checkpoint as ckpt
 from asg.learning.errors import CheckpointError, ConfigError
-from asg.learning.run_dir import RunLock, StopOnSignal, atomic_write, atomic_write_json
+from asg.learning.run_dir import RunLock, StageProgress, StopOnSignal, atomic_write, atomic_write_json
 
 MODEL_FILE, DATASET_FILE = "behaviour_model.npz", "dataset.npz"
 COLLECT_FILE, FIT_FILE = "collect_checkpoint.npz", "fit_checkpoint.npz"  # an interrupted run's state
@@ -142,14 +142,12 @@ class Interrupted(KeyboardInterrupt):
 
 
 def collect_dataset(policy: PolicySnapshot, episodes: int, seed: int, config: BehaviourConfig = BehaviourConfig(),
-                    progress_bar: bool = False, should_stop: Any = None,
+                    progress: StageProgress | None = None, should_stop: Any = None,
                     resume: dict[str, Any] | None = None) -> BehaviourDataset:
     """Play ``episodes`` greedy episodes by Algorithm 3's rules (see the module docstring).
 
     When ``should_stop()`` says so between batches, raises :class:`Interrupted` carrying the state
     that ``resume=`` continues from (the same dataset as an uninterrupted call)."""
-    from tqdm import tqdm
-
     from asg.learning.ddpg.trainer import _states_from, _states_tree
 
     task = FetchTask(initial_state="table")
@@ -165,27 +163,27 @@ def collect_dataset(policy: PolicySnapshot, episodes: int, seed: int, config: Be
         done = int(resume["done"])
     worker = RolloutWorker(task, config.n_envs, config.threads)
     try:
-        with tqdm(total=episodes, initial=done, disable=not progress_bar, unit="ep", desc="behaviour data") as bar:
-            while done < episodes:
-                if should_stop is not None and should_stop():
-                    raise Interrupted({"rng": rng, "states": _states_tree(states), "parts": parts, "done": done})
-                specs, idx, kept = [], [], []
-                for _ in range(min(config.n_envs, episodes - done)):
-                    i = int(rng.integers(len(names)))
-                    seed_i = int(rng.integers(2**31))
-                    found = None
-                    if rng.random() >= config.p_reset:
-                        found = states.sample(rng, lambda obs, p=names[i]: task.applicable(obs, p))
-                    specs.append(EpisodeSpec(seed_i, program=names[i], state=None if found is None else found[0],
-                                             progress=1.0))
-                    idx.append(i)
-                    kept.append(found is not None)
-                ep = worker.run(specs, policy)
-                for state, obs in zip(ep.final_states, ep.final_obs):
-                    states.add(state, obs)
-                parts.append((ep.start_obs, np.array(idx), ep.final_obs, np.array(kept)))
-                done += len(specs)
-                bar.update(len(specs))
+        while done < episodes:
+            if should_stop is not None and should_stop():
+                raise Interrupted({"rng": rng, "states": _states_tree(states), "parts": parts, "done": done})
+            specs, idx, kept = [], [], []
+            for _ in range(min(config.n_envs, episodes - done)):
+                i = int(rng.integers(len(names)))
+                seed_i = int(rng.integers(2**31))
+                found = None
+                if rng.random() >= config.p_reset:
+                    found = states.sample(rng, lambda obs, p=names[i]: task.applicable(obs, p))
+                specs.append(EpisodeSpec(seed_i, program=names[i], state=None if found is None else found[0],
+                                         progress=1.0))
+                idx.append(i)
+                kept.append(found is not None)
+            ep = worker.run(specs, policy)
+            for state, obs in zip(ep.final_states, ep.final_obs):
+                states.add(state, obs)
+            parts.append((ep.start_obs, np.array(idx), ep.final_obs, np.array(kept)))
+            done += len(specs)
+            if progress is not None:
+                progress("behaviour data", done, episodes, "")
     finally:
         worker.close()
     return BehaviourDataset(*(np.concatenate([p[k] for p in parts]) for k in range(4)))
@@ -285,14 +283,13 @@ def _hidden(net: BehaviourNet) -> tuple[int, ...]:
 
 
 def fit_behaviour_model(train: BehaviourDataset, test: BehaviourDataset, n_programs: int, config: BehaviourConfig,
-                        seed: int = 0, progress_bar: bool = False, programs: tuple[str, ...] = (),
+                        seed: int = 0, progress: StageProgress | None = None, programs: tuple[str, ...] = (),
                         should_stop: Any = None, resume: dict[str, Any] | None = None,
                         ) -> tuple[BehaviourNet, Normalizer, Normalizer, list[dict[str, float]]]:
     """Minimise ``config.loss`` (MSE or L1) of the normalised residual from ``config.anchor`` on
     ``train``; per-epoch train and test losses. ``programs`` names the program indices (needed by
     the ``goal`` anchor). When ``should_stop()`` says so between epochs, raises
     :class:`Interrupted` carrying the state that ``resume=`` continues from exactly."""
-    from tqdm import tqdm
 
     dim = train.s0.shape[1]
     s_norm = Normalizer(dim, eps=1e-3, clip=1e3)
@@ -320,8 +317,9 @@ def fit_behaviour_model(train: BehaviourDataset, test: BehaviourDataset, n_progr
         opt.load_state_dict(resume["optimizer"])
         rng.bit_generator.state = resume["rng"].bit_generator.state
         rows = list(resume["rows"])
-    for epoch in tqdm(range(len(rows), config.epochs), disable=not progress_bar, unit="epoch",
-                      desc="behaviour model", initial=len(rows), total=config.epochs):
+    for epoch in range(len(rows), config.epochs):
+        if progress is not None:
+            progress("behaviour model fit", epoch, config.epochs, "")
         if should_stop is not None and should_stop():
             raise Interrupted({"net": net.state_dict(), "optimizer": opt.state_dict(), "rng": rng, "rows": rows})
         order = torch.from_numpy(rng.permutation(len(train)))
@@ -372,7 +370,7 @@ def _block_atoms(atoms: frozenset) -> frozenset:
 
 
 def train_behaviour_model(policy_path: str | Path, out_dir: str | Path, config: BehaviourConfig | None = None,
-                          seed: int = 0, *, progress_bar: bool = True) -> dict[str, Any]:
+                          seed: int = 0, *, progress: StageProgress | None = None) -> dict[str, Any]:
     """Collect Algorithm 3's dataset with the policy (reused if ``out_dir`` has one), fit Ω_w,
     evaluate agreement on held-out episodes; the result (also ``result.json``).
 
@@ -400,7 +398,7 @@ def train_behaviour_model(policy_path: str | Path, out_dir: str | Path, config: 
             else:
                 partial = _resume_state(out / COLLECT_FILE, COLLECT_KIND, run_meta)
                 try:
-                    data = collect_dataset(policy, config.episodes, seed, config, progress_bar, stop, partial)
+                    data = collect_dataset(policy, config.episodes, seed, config, progress, stop, partial)
                 except Interrupted as stopped:
                     ckpt.save(out / COLLECT_FILE, COLLECT_KIND, stopped.state, run_meta)
                     raise KeyboardInterrupt from None
@@ -414,7 +412,7 @@ def train_behaviour_model(policy_path: str | Path, out_dir: str | Path, config: 
             partial = _resume_state(out / FIT_FILE, FIT_KIND, run_meta)
             try:
                 net, s_norm, d_norm, rows = fit_behaviour_model(train, test, len(programs), config, seed,
-                                                                progress_bar, programs, stop, partial)
+                                                                progress, programs, stop, partial)
             except Interrupted as stopped:
                 ckpt.save(out / FIT_FILE, FIT_KIND, stopped.state, run_meta)
                 raise KeyboardInterrupt from None

@@ -43,6 +43,7 @@ from asg.envs.fetch.layout import BLOCK_NAMES, N_BLOCKS, ZONE_NAMES
 from asg.learning.ddpg.config import GoalPolicyConfig, nonatomic_baseline
 from asg.learning.ddpg.rollout import EpisodeSpec, FetchBatch, PolicySnapshot, RolloutWorker
 from asg.learning.errors import CheckpointError, ConfigError
+from asg.learning.run_dir import StageProgress
 from asg.planning.errors import AsgError
 
 KINDS = {"m-ddpg": "one-hot", "m-ddpg-her": "goal-setter"}  # baseline -> goal representation
@@ -276,7 +277,7 @@ class NonAtomicBatch(FetchBatch):
 
 # -- training and evaluation -------------------------------------------------------------------
 def train_baseline(kind: str, out_dir: str | Path, config: GoalPolicyConfig | None = None, seed: int = 0, *,
-                   initial_state: str = "table", progress_bar: bool = False,
+                   initial_state: str = "table", progress: StageProgress | None = None,
                    max_epochs: int | None = None) -> dict[str, Any]:
     """Train baseline ``kind`` into ``out_dir`` (the goal-policy run layout plus ``baseline.json``).
 
@@ -297,7 +298,7 @@ def train_baseline(kind: str, out_dir: str | Path, config: GoalPolicyConfig | No
     task = NonAtomicTask(goal, config.schedule.horizon, initial_state)
     atomic_write_json(out / BASELINE_FILE, {"kind": kind, "goal": goal, "horizon": task.horizon,
                                             "initial_state": initial_state, "programs": list(task.programs)})
-    result = train_goal_policy(config, out, seed=seed, task=task, progress_bar=progress_bar, max_epochs=max_epochs)
+    result = train_goal_policy(config, out, seed=seed, task=task, progress=progress, max_epochs=max_epochs)
     return {**result, "kind": kind}
 
 

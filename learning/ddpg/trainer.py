@@ -49,7 +49,7 @@ from asg.learning.ddpg.replay import EpisodeBuffer, StateBuffer
 from asg.learning.ddpg.rollout import EpisodeSpec, Episodes, FetchTask, GoalTask, RolloutWorker
 from asg.learning import checkpoint as ckpt
 from asg.learning.errors import CheckpointError, ConfigError
-from asg.learning.run_dir import RunLock, StopOnSignal, atomic_write_json
+from asg.learning.run_dir import RunLock, StageProgress, StopOnSignal, atomic_write_json
 
 CHECKPOINT_VERSION = ckpt.VERSION
 STAGE, DOMAIN = "goal-policy", "fetch-programs"
@@ -391,7 +391,7 @@ def _resolve_config(config: GoalPolicyConfig | None, saved: dict[str, Any], wher
 
 def train_goal_policy(config: GoalPolicyConfig | None, out_dir: str | Path, resume: str | Path | None = None,
                       workers: int = 1, ray_address: str | None = None, seed: int = 0, *,
-                      task: GoalTask | None = None, progress_bar: bool = True,
+                      task: GoalTask | None = None, progress: StageProgress | None = None,
                       max_epochs: int | None = None) -> dict[str, Any]:
     """Train (or resume) the goal policy; the result summary (also ``result.json``).
 
@@ -431,41 +431,38 @@ def train_goal_policy(config: GoalPolicyConfig | None, out_dir: str | Path, resu
             atomic_write_json(run_dir / CONFIG, {"config": cfgmod.to_dict(config), "seed": seed, "workers": workers,
                                                  **_run_identity(seed, type(trainer.task).__name__)})
             with StopOnSignal() as stop:
-                return _train_loop(trainer, run_dir, progress_bar, max_epochs, stop)
+                return _train_loop(trainer, run_dir, progress, max_epochs, stop)
         finally:
             trainer.close()
             torch.set_num_threads(previous_threads)
 
 
-def _train_loop(trainer: GoalPolicyTrainer, run_dir: Path, progress_bar: bool, max_epochs: int | None,
-                should_stop: Callable[[], bool]) -> dict:
-    from tqdm import tqdm
-
+def _train_loop(trainer: GoalPolicyTrainer, run_dir: Path, progress: StageProgress | None,
+                max_epochs: int | None, should_stop: Callable[[], bool]) -> dict:
     from asg.learning.ddpg.runlog import plot_curves, write_metrics
 
     sch = trainer.config.schedule
     p = trainer.progress
     last = sch.total_epochs if max_epochs is None else min(sch.total_epochs, p.epoch + max_epochs)
-    bar = tqdm(total=sch.total_epochs * sch.cycles, initial=p.epoch * sch.cycles + len(p.epoch_cycles), unit="cycle",
-               disable=not progress_bar, dynamic_ncols=True, desc="goal policy")
-    def on_cycle(out: dict[str, float]) -> None:
-        bar.update(1)
-        bar.set_postfix(train=f"{out['train_success']:.2f}")
+    total, done, test = sch.total_epochs * sch.cycles, p.epoch * sch.cycles + len(p.epoch_cycles), ""
 
-    try:
-        while p.epoch < last:
-            row = trainer.epoch(on_cycle, should_stop)
-            if row is None:  # Ctrl-C / SIGTERM: checkpoint between cycles, then stop
-                write_checkpoint(trainer, run_dir)
-                raise KeyboardInterrupt
-            bar.set_postfix(test=f"{row['test_success']:.2f}", phase=row["phase"])
-            write_metrics(run_dir / METRICS, p.rows)
-            save_policy(trainer.agent.snapshot(), run_dir / POLICY_FILE)
-            if p.epoch % sch.checkpoint_every == 0 or p.epoch == last:
-                plot_curves(run_dir / CURVES, p.rows, sch.epochs_phase1)  # a second or so: with checkpoints
-                write_checkpoint(trainer, run_dir)
-    finally:
-        bar.close()
+    def on_cycle(out: dict[str, float]) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress("goal policy", done, total, f"train {out['train_success']:.2f}{test}")
+
+    while p.epoch < last:
+        row = trainer.epoch(on_cycle, should_stop)
+        if row is None:  # Ctrl-C / SIGTERM: checkpoint between cycles, then stop
+            write_checkpoint(trainer, run_dir)
+            raise KeyboardInterrupt
+        test = f", test {row['test_success']:.2f} (epoch {p.epoch}, phase {row['phase']})"
+        write_metrics(run_dir / METRICS, p.rows)
+        save_policy(trainer.agent.snapshot(), run_dir / POLICY_FILE)
+        if p.epoch % sch.checkpoint_every == 0 or p.epoch == last:
+            plot_curves(run_dir / CURVES, p.rows, sch.epochs_phase1)  # a second or so: with checkpoints
+            write_checkpoint(trainer, run_dir)
     last_row = p.rows[-1] if p.rows else {}
     result = {"run_dir": str(run_dir), "preset": trainer.config.preset, "seed": trainer.seed,
               "epochs": p.epoch, "total_epochs": sch.total_epochs, "finished": p.epoch >= sch.total_epochs,
