@@ -47,3 +47,51 @@ def test_landmarks_json_imports_no_heavy_module(tmp_path):
     loaded = _modules_after(["landmarks", str(pddl_models.path("household_v1")), "--format", "json",
                              "-o", str(tmp_path / "g.json")], HEAVY)
     assert loaded == []
+
+
+def test_library_code_never_prints_exits_or_draws():
+    """planning, envs and learning return results and raise typed errors; only the CLI prints."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for package in ("planning", "envs", "learning"):
+        for file in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call):
+                    func = node.func
+                    name = func.id if isinstance(func, ast.Name) else (
+                        f"{getattr(func.value, 'id', '?')}.{func.attr}" if isinstance(func, ast.Attribute) else "")
+                    if name in ("print", "exit", "quit", "sys.exit", "os._exit", "breakpoint"):
+                        found.append(f"{file.relative_to(root)}:{node.lineno}: {name}()")
+                elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                    names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                    for mod in names:
+                        if mod.split(".")[0] in ("click", "tqdm"):
+                            found.append(f"{file.relative_to(root)}:{node.lineno}: import {mod}")
+    assert not found, found
+
+
+def test_imports_point_one_way():
+    """planning <- envs <- learning <- cli: no module imports a layer above its own."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    above = {"planning": ("envs", "learning", "cli"), "envs": ("learning", "cli"), "learning": ("cli",)}
+    found = []
+    for package, forbidden in above.items():
+        for file in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    modules = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                    modules = [node.module or ""]
+                else:
+                    continue
+                for mod in modules:
+                    parts = mod.split(".")
+                    if parts[0] == "asg" and len(parts) > 1 and parts[1] in forbidden:
+                        found.append(f"{file.relative_to(root)}:{node.lineno}: {package} imports {mod}")
+    assert not found, found
