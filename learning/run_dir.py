@@ -57,6 +57,29 @@ def atomic_write_json(path: Path, obj: Any) -> None:
     atomic_write(path, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode())
 
 
+def write_metrics(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """Rewrite the CSV ``path`` from all rows so far, atomically (columns: the union, in first-seen order)."""
+    if not rows:
+        return
+    fields: list[str] = []
+    for row in rows:
+        fields.extend(k for k in row if k not in fields)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", restval="")
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write(Path(path), buf.getvalue().encode())
+
+
+def read_metrics(path: Path) -> list[dict[str, str]]:
+    """The rows of a metrics CSV (strings); [] when absent."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
 def default_run_path(root: str | Path, domain: str, method: str, seed: int) -> Path:
     """``root/<domain>-<method>-seed<N>``, suffixed ``-2``, ``-3`` … when taken."""
     base = Path(root) / f"{domain}-{method}-seed{seed}"
@@ -243,21 +266,11 @@ class RunDir:
 
     def write_metrics(self, rows: Sequence[dict[str, Any]]) -> None:
         """Rewrite ``metrics.csv`` from all rows so far."""
-        if not rows:
-            return
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-        atomic_write(self.path / METRICS, buf.getvalue().encode())
+        write_metrics(self.path / METRICS, rows)
 
     def read_metrics(self) -> list[dict[str, str]]:
         """The rows of ``metrics.csv`` (strings), [] when absent."""
-        file = self.path / METRICS
-        if not file.is_file():
-            return []
-        with file.open(newline="") as handle:
-            return list(csv.DictReader(handle))
+        return read_metrics(self.path / METRICS)
 
     def save_checkpoint(self, cfg: TrainConfig, learner: Any, state: dict[str, Any]) -> None:
         """The learner's and the loop's state (``state``, plain data) atomically, then its description."""

@@ -1,36 +1,15 @@
-"""Metrics CSV and curve figures of the goal-policy and behaviour-model runs (atomic writes)."""
+"""Curve figures of the goal-policy and behaviour-model runs (atomic writes); the metrics CSV is
+``run_dir.write_metrics`` / ``read_metrics``, re-exported here."""
 from __future__ import annotations
 
-import csv
 import io
 import math
 from pathlib import Path
 from typing import Any, Sequence
 
-from asg.learning.run_dir import atomic_write
+from asg.learning.run_dir import atomic_write, read_metrics, write_metrics
 
-
-def write_metrics(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    """Rewrite ``path`` as CSV from all rows so far (columns: the union, in first-seen order)."""
-    if not rows:
-        return
-    fields: list[str] = []
-    for row in rows:
-        fields.extend(k for k in row if k not in fields)
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", restval="")
-    writer.writeheader()
-    writer.writerows(rows)
-    atomic_write(Path(path), buf.getvalue().encode())
-
-
-def read_metrics(path: Path) -> list[dict[str, str]]:
-    """The rows of a metrics CSV (strings); [] when absent."""
-    path = Path(path)
-    if not path.is_file():
-        return []
-    with path.open(newline="") as handle:
-        return list(csv.DictReader(handle))
+__all__ = ["plot_curves", "read_metrics", "write_metrics"]
 
 
 def _series(rows: Sequence[dict[str, Any]], x: str, y: str) -> tuple[list[float], list[float]]:

@@ -9,8 +9,6 @@ checkpoint. Ctrl-C or SIGTERM stop training after the current iteration: it chec
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +28,7 @@ from asg.learning.npi.models import EnvironmentModel, RealFetchModel, exact_fetc
 from asg.learning.npi.network import AlphaNPINet
 from asg.learning.npi.selfplay import import_ray, make_guide, resolve_backend, start_state
 from asg.learning.npi.trainer import MetaControllerTrainer
-from asg.learning.run_dir import RunLock, StopOnSignal, atomic_write, atomic_write_json
+from asg.learning.run_dir import RunLock, StopOnSignal, atomic_write, atomic_write_json, write_metrics
 from asg.learning.torch_state import torch_threads
 
 CHECKPOINT = "meta_controller.npz"
@@ -187,7 +185,7 @@ def _train(out: Path, config: NPIConfig | None, model: str, predictor: Any, seed
     total = config.iterations if iterations is None else iterations
 
     def on_row(row: dict[str, Any]) -> None:
-        _write_metrics(out / "metrics.csv", trainer.state.rows)
+        write_metrics(out / "metrics.csv", trainer.state.rows)
         if row["iteration"] % config.validate_every == 0 or row["iteration"] >= total:
             save_checkpoint(path, trainer, model)
         if progress is not None:
@@ -210,17 +208,6 @@ def _check_config_file(config_file: Path, payload: dict[str, Any], path: Path) -
     saved = ckpt.read_json(config_file, "a meta-controller run config")
     saved = {"domain": DOMAIN, "stage": STAGE, **saved}  # folders of before these fields were this stage's
     ckpt.check_agrees(config_file, saved, path, _identity(payload["seed"], payload["model"]), IDENTITY)
-
-
-def _write_metrics(path: Path, rows: list[dict[str, Any]]) -> None:
-    names: list[str] = []
-    for row in rows:
-        names.extend(k for k in row if k not in names)
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=names, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    atomic_write(path, buf.getvalue().encode())
 
 
 # -- evaluation -------------------------------------------------------------------------------
