@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from asg.learning.ddpg.behaviour_model import (
-    BehaviourConfig, BehaviourDataset, LearnedBehaviourModel, agreement, collect_dataset, fit_behaviour_model,
-    train_behaviour_model,
+    BehaviourConfig, BehaviourDataset, LearnedBehaviourModel, agreement, collect_dataset, compare_with_exact,
+    failure_report, fit_behaviour_model, train_behaviour_model,
 )
 from asg.learning.errors import CheckpointError, ConfigError
 
@@ -144,6 +144,39 @@ def test_agreement_compares_post_conditions_of_predicted_and_true_states():
     assert out["families"] == {"Move_To_Zone": 1.0, "Stack": 1.0} and out["block_error_mean"] == 0.0
     lazy = BehaviourDataset(data.s0, programs, data.s0, data.no_reset)  # true state: nothing moved
     assert agreement(Oracle(), lazy)["families"] == {"Move_To_Zone": 0.0, "Stack": 0.0}
+
+
+def test_failure_report_tells_a_model_that_foresees_failures_from_the_goal_setter():
+    """On episodes where the policy failed half the time, the exact model Θ (always success) has
+    failure recall 0, a model that predicts what happened has recall and precision 1."""
+    from asg.envs.fetch.behaviour_model import ExactBehaviourModel
+    from asg.envs.fetch.goal_setter import atomic_programs
+    from asg.envs.fetch.layout import REST_Z
+
+    obs = np.zeros(70)
+    obs[:12] = np.array([[1.25, 0.7, REST_Z], [1.4, 0.7, REST_Z], [1.25, 0.85, REST_Z], [1.4, 0.85, REST_Z]]).ravel()
+    programs = np.array([0, 12, 5, 13])
+    placed = np.stack([ExactBehaviourModel().predict(obs, int(p))[0] for p in programs])
+    true = placed.copy()
+    true[1::2] = obs  # programs 12 and 13 did nothing: failures
+    data = BehaviourDataset(np.stack([obs] * 4), programs, true, np.zeros(4, bool))
+
+    class Foresight(LearnedBehaviourModel):
+        def __init__(self):
+            self.programs = atomic_programs()
+
+        def predict_batch(self, s0, program):
+            return true
+
+    names = atomic_programs()
+    exact = failure_report(placed, data, names)["all"]
+    assert exact["true_failures"] == 2 and exact["agreement"] == 0.5
+    assert exact["agreement_on_successes"] == 1.0 and exact["agreement_on_failures"] == 0.0
+    assert exact["failure_recall"] == 0.0 and exact["failure_precision"] is None
+    both = compare_with_exact(Foresight(), data)
+    assert both["exact"] == failure_report(placed, data, names)
+    assert both["learned"]["all"]["failure_recall"] == 1.0 and both["learned"]["all"]["failure_precision"] == 1.0
+    assert set(both["learned"]) == {"Move_To_Zone", "Stack", "all"}
 
 
 def test_the_goal_anchor_starts_from_the_goal_setters_target(tmp_path):

@@ -364,6 +364,47 @@ def agreement(model: LearnedBehaviourModel, data: BehaviourDataset) -> dict[str,
             "block_error_mean": float(block_err.mean()), "block_error_p90": float(np.quantile(block_err, 0.9))}
 
 
+def failure_report(predicted: np.ndarray, data: BehaviourDataset, programs: tuple[str, ...]) -> dict[str, Any]:
+    """How well final states ``predicted`` (N, 70) foretell the policy's real outcomes on ``data``.
+
+    Per family and over all: ψ_i agreement on the episodes where the policy succeeded (ψ_i held at
+    s_T) and where it failed, and the recall and precision of predicted failures. A model that
+    only restates the goal setter (every program succeeds) agrees on every success and on no
+    failure: it is *learned* only where it beats that on the failures.
+    """
+    from asg.envs.fetch import goal_setter, labeler
+
+    rows: dict[str, list[tuple[bool, bool]]] = {}
+    for k in range(len(data)):
+        name = programs[int(data.program[k])]
+        post = goal_setter.program(name).post
+        truth = post.holds(labeler.atoms(data.sT[k]))
+        guess = post.holds(labeler.atoms(predicted[k]))
+        rows.setdefault(family(name), []).append((truth, guess))
+    rows["all"] = [pair for fam in sorted(rows) for pair in rows[fam]]
+
+    def summary(pairs: list[tuple[bool, bool]]) -> dict[str, Any]:
+        truth, guess = np.array([t for t, _ in pairs]), np.array([g for _, g in pairs])
+        fail, pred_fail = ~truth, ~guess
+        both = int((fail & pred_fail).sum())
+        return {"episodes": len(pairs), "true_failures": int(fail.sum()), "predicted_failures": int(pred_fail.sum()),
+                "agreement": float((truth == guess).mean()),
+                "agreement_on_successes": float((guess[truth]).mean()) if truth.any() else None,
+                "agreement_on_failures": float((pred_fail[fail]).mean()) if fail.any() else None,
+                "failure_recall": both / int(fail.sum()) if fail.any() else None,
+                "failure_precision": both / int(pred_fail.sum()) if pred_fail.any() else None}
+    return {name: summary(pairs) for name, pairs in rows.items()}
+
+
+def compare_with_exact(model: LearnedBehaviourModel, data: BehaviourDataset) -> dict[str, Any]:
+    """:func:`failure_report` of the learned model and of the exact model Θ on the same episodes."""
+    from asg.envs.fetch.behaviour_model import ExactBehaviourModel
+
+    exact, _ = ExactBehaviourModel().predict_batch(data.s0, data.program)
+    return {"learned": failure_report(model.predict_batch(data.s0, data.program), data, model.programs),
+            "exact": failure_report(exact, data, model.programs)}
+
+
 def _block_atoms(atoms: frozenset) -> frozenset:
     """The atoms about blocks and zones (the gripper's holding / hand-empty left out)."""
     return frozenset(a for a in atoms if a.predicate not in ("holding", "hand-empty"))
