@@ -30,6 +30,12 @@ def _method_names() -> list[str]:
     return list(METHODS)
 
 
+def _preset_names() -> list[str]:
+    from asg.learning.config import PRESETS
+
+    return list(PRESETS)
+
+
 def _check_domain(domain: str) -> bool:
     """True for an ASGRL domain, False for one with a registered handler; else AsgError."""
     from asg.learning.registry import asgrl_domains
@@ -60,6 +66,24 @@ def _stop_reason(result: dict[str, Any]) -> str:
     if status == "interrupted":
         return "interrupted, checkpoint saved"
     return f"step budget reached (greedy success {result['success_rate']:.2f})"
+
+
+def _check_preset(preset: str | None) -> None:
+    """AsgError unless ``preset`` is None or a name of ``config.PRESETS``."""
+    from asg.learning.config import PRESETS
+
+    if preset is not None and preset not in PRESETS:
+        raise AsgError(f"--preset: unknown preset {preset!r} for an ASGRL domain; choose from {', '.join(PRESETS)}")
+
+
+def _eval_overrides(eval_epsilon: float | None, curve_eval: str | None) -> dict[str, Any]:
+    """The config overrides of --eval-epsilon and --curve-eval."""
+    overrides: dict[str, Any] = {}
+    if eval_epsilon is not None:
+        overrides["final_eval_epsilon"] = eval_epsilon
+    if curve_eval is not None:
+        overrides["curve_eval"] = curve_eval
+    return overrides
 
 
 def written_files(folder: Path) -> str:
@@ -126,7 +150,13 @@ def _print_result(result: dict[str, Any], as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print result.json on stdout.")
 @click.option("--stage", type=click.Choice(["goal-policy", "behaviour-model", "meta-controller"]),
               help="fetch-programs: what to train.")
-@click.option("--preset", help="fetch-programs: goal-policy/behaviour-model preset (fast or paper; default fast).")
+@click.option("--preset", help="ASGRL domains: asg (default: the paper's schedules plus our additions) or paper "
+                               "(App. G, every addition off); fetch-programs: goal-policy/behaviour-model "
+                               "preset (fast or paper; default fast).")
+@click.option("--eval-epsilon", type=click.FloatRange(0.0, 1.0),
+              help="ε of the final evaluation reported beside the greedy one (default 0.05, the paper's).")
+@click.option("--curve-eval", type=click.Choice(["greedy", "epsilon"]),
+              help="Protocol of the curve points: greedy (default) or ε-greedy with --eval-epsilon.")
 @click.option("--workers", type=click.IntRange(min=1), help="fetch-programs: rollout / self-play workers.")
 @click.option("--ray-address", help="fetch-programs goal-policy / meta-controller: Ray cluster address.")
 @click.option("--max-epochs", type=click.IntRange(min=1),
@@ -162,13 +192,17 @@ def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path |
     if domain is not None and not _check_domain(domain):
         DOMAIN_HANDLERS[domain](ctx, dict(ctx.params))
         return
+    preset = fetch_options.pop("preset")
+    eval_epsilon, curve_eval = fetch_options.pop("eval_epsilon"), fetch_options.pop("curve_eval")
     unused = [name for name, value in fetch_options.items() if value is not None]
     if unused:
         raise AsgError(f"--{unused[0].replace('_', '-')}: only with --domain fetch-programs")
+    _check_preset(preset)
     if resume is not None and out is not None:
         raise AsgError("--out: not with --resume (the run stays in its folder)")
     if resume is not None:
-        if domain is not None or model is not None or k is not None or config_file is not None:
+        if (domain is not None or model is not None or k is not None or config_file is not None
+                or preset is not None or eval_epsilon is not None or curve_eval is not None):
             raise AsgError("--resume: give only --steps, --quiet and --json with it")
         run_dir = RunDir.open(resume)
         cfg = run_dir.config()
@@ -178,10 +212,10 @@ def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path |
     else:
         if domain is None:
             raise AsgError("--domain is required (or --resume DIR)")
-        cfg = make_config(domain, method, seed=seed, model=str(model) if model else None)
+        cfg = make_config(domain, method, preset or "asg", seed=seed, model=str(model) if model else None)
         if config_file is not None:
             cfg = apply_config_file(cfg, config_file)
-        overrides: dict[str, Any] = {}
+        overrides: dict[str, Any] = _eval_overrides(eval_epsilon, curve_eval)
         if steps is not None:
             overrides["total_steps"] = steps
         if eval_episodes is not None:
@@ -294,10 +328,17 @@ def eval_cmd(run_dir: Path | None, episodes: int | None, as_json: bool, domain: 
 @click.option("--eval-episodes", type=click.IntRange(min=1), help="Greedy episodes per evaluation point.")
 @click.option("--out", type=OutputPath("dir"),
               help="Folder for runs and the report (default runs/compare-<domain>).")
+@click.option("--preset", type=LazyChoice(_preset_names), default="asg", show_default=True,
+              help="asg (the paper's schedules plus our additions) or paper (App. G, every addition off).")
+@click.option("--eval-epsilon", type=click.FloatRange(0.0, 1.0),
+              help="ε of the final evaluation reported beside the greedy one (default 0.05, the paper's).")
+@click.option("--curve-eval", type=click.Choice(["greedy", "epsilon"]),
+              help="Protocol of the curve points: greedy (default) or ε-greedy with --eval-epsilon.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def compare_cmd(domain: str, methods: tuple[str, ...], seeds: int, steps: int | None,
-                eval_episodes: int | None, out: Path | None, quiet: bool, as_json: bool) -> None:
+                eval_episodes: int | None, out: Path | None, preset: str, eval_epsilon: float | None,
+                curve_eval: str | None, quiet: bool, as_json: bool) -> None:
     """Run methods x seeds on one domain; write Figure 3 as a table and a plot."""
     from asg.learning.experiments import format_table, run_grid, summarize, write_report
     from asg.learning.registry import METHODS, bind_domain
@@ -312,7 +353,9 @@ def compare_cmd(domain: str, methods: tuple[str, ...], seeds: int, steps: int | 
     if out.exists() and any(out.iterdir()):
         raise AsgError(f"--out: {out} is not empty")
     binding = bind_domain(domain)
-    overrides = {"eval_episodes": eval_episodes} if eval_episodes else None
+    overrides: dict[str, Any] = _eval_overrides(eval_epsilon, curve_eval)
+    if eval_episodes:
+        overrides["eval_episodes"] = eval_episodes
     bars: list[Any] = []
 
     def on_start(cfg: Any) -> Any:
@@ -323,8 +366,8 @@ def compare_cmd(domain: str, methods: tuple[str, ...], seeds: int, steps: int | 
         return update
 
     try:
-        runs = run_grid(domain, chosen, list(range(seeds)), out, steps=steps, overrides=overrides,
-                        binding=binding, on_start=on_start)
+        runs = run_grid(domain, chosen, list(range(seeds)), out, steps=steps, overrides=overrides or None,
+                        binding=binding, preset=preset, on_start=on_start)
     finally:
         for bar in bars:
             bar.close("run done")

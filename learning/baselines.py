@@ -10,7 +10,9 @@
 * Goal-Q-Learning: ``FlatLearner`` on the sparse goal reward alone.
 
 Flat learners use 2000-step episodes, ε × 0.995 after every episode (App. G) and a fixed
-learning rate of 0.1 (§1.8), with the same replay and SIL schedule as the skills.
+learning rate of 0.1 (§1.8), with the same replay and SIL schedule as the skills (the official
+code's, §1.8; App. G is silent on it for the flat baselines; ``QConfig.replay="online"`` measures
+plain one-step Q-learning instead, docs/asgrl_paper_setting.md).
 """
 from __future__ import annotations
 

@@ -4,11 +4,18 @@ The official ASGRL code evaluated one exploring, still-learning episode every 5 
 (reference_code.md §1.5, §1.7). Here ``evaluate`` runs ``greedy_episode`` (no learning, no
 exploration, no counting) on a separate env with fixed seeds, and the curve helpers put runs of
 several seeds on a common env-step grid with a 95 % normal-approximation confidence band.
+
+The paper's final success (Sec. 5: "running the learned policies with a low exploration
+probability 10 times") is ``evaluate(..., epsilon=0.05)``: the same frozen policy, whose every
+primitive action is replaced by a uniform random one with probability ε (``EpsilonActions``, an
+env wrapper, so it applies to every learner alike: the skills of a hierarchical learner explore,
+its meta-controller stays greedy, as in the official skills' ``is_eval``, §1.5). The random
+actions come from a generator seeded by each episode's reset seed, so the result is reproducible.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -41,9 +48,42 @@ def eval_seeds(seed: int, episodes: int) -> list[int]:
     return [int(x) for x in state]
 
 
-def evaluate(learner: Learner, env: gym.Env, labeler: Labeler, seeds: Sequence[int]) -> EvalResult:
-    """Run the frozen greedy policy once per seed."""
-    episodes = tuple(learner.greedy_episode(env, labeler, int(seed)) for seed in seeds)
+def epsilon_eval_seeds(seed: int, episodes: int) -> list[int]:
+    """The fixed reset seeds of a run's ε evaluation (disjoint stream from ``eval_seeds``)."""
+    state = np.random.SeedSequence([seed, 0xE95]).generate_state(episodes)
+    return [int(x) for x in state]
+
+
+class EpsilonActions(gym.Wrapper):
+    """With probability ``epsilon`` each step's action becomes a uniform random one.
+
+    ε-greedy on the frozen policy: the policy's own choice is the greedy one, so the wrapped
+    behaviour is exactly ε-greedy over primitive actions. ``reset(seed=s)`` reseeds the action
+    noise from ``s`` (same seed, same episode).
+    """
+
+    def __init__(self, env: gym.Env, epsilon: float) -> None:
+        super().__init__(env)
+        self.epsilon = float(epsilon)
+        self._rng = np.random.default_rng(0)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):  # type: ignore[override]
+        """Reset the env and reseed the action noise from ``seed``."""
+        self._rng = np.random.default_rng(np.random.SeedSequence([0 if seed is None else int(seed), 0xE95]))
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action: Any):  # type: ignore[override]
+        """Step with ``action``, or with a random action with probability ε."""
+        if self.epsilon > 0.0 and self._rng.random() < self.epsilon:
+            action = int(self._rng.integers(int(self.env.action_space.n)))  # type: ignore[attr-defined]
+        return self.env.step(action)
+
+
+def evaluate(learner: Learner, env: gym.Env, labeler: Labeler, seeds: Sequence[int],
+             epsilon: float = 0.0) -> EvalResult:
+    """Run the frozen policy once per seed: greedy, or ε-greedy over primitive actions."""
+    run_env = EpsilonActions(env, epsilon) if epsilon > 0.0 else env
+    episodes = tuple(learner.greedy_episode(run_env, labeler, int(seed)) for seed in seeds)
     rate = sum(e.success for e in episodes) / len(episodes) if episodes else 0.0
     return EvalResult(rate, episodes)
 

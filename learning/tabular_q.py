@@ -189,6 +189,22 @@ def q_update(values: np.ndarray, batch: dict[str, np.ndarray], lr: float, gamma:
     values[s, a] = current + lr * (target - current)
 
 
+def q_update_sequential(values: np.ndarray, batch: dict[str, np.ndarray], lr: float, gamma: float,
+                        bonus_fn: BonusFn | None = None) -> None:
+    """``q_update`` applied one transition after another, as the official ``Q_Learning`` does
+    (§1.5): each target sees the writes of the transitions before it in the batch."""
+    reward = batch["r"].astype(np.float64)
+    if bonus_fn is not None:
+        mask = batch["bonus"]
+        if mask.any():
+            reward[mask] += bonus_fn(batch["s2"][mask])
+    for s, a, s2, r, done in zip(batch["s"].tolist(), batch["a"].tolist(), batch["s2"].tolist(),
+                                 reward.tolist(), batch["done"].tolist()):
+        target = r if done else r + gamma * max(values[s2].tolist())
+        current = values[s, a]
+        values[s, a] = current + lr * (target - current)
+
+
 class TabularQ:
     """ε-greedy tabular Q-learner with replay and self-imitation buffers (§1.5)."""
 
@@ -203,6 +219,7 @@ class TabularQ:
         self.updates = 0
         self._steps = 0
         self._segment: list[tuple[int, int, int, float, bool, bool]] = []
+        self._last: tuple[int, int, int, float, bool, bool] | None = None  # for ``replay="online"``
 
     @property
     def lr(self) -> float:
@@ -240,18 +257,27 @@ class TabularQ:
         row = (s, a, s2, r, done, bonus)
         self.replay.add(*row)
         self._segment.append(row)
+        self._last = row
 
     def learn(self, rng: np.random.Generator, bonus_fn: BonusFn | None = None) -> None:
-        """The per-step update: one replay batch, plus one SIL batch once SIL is big enough."""
+        """The per-step update: one replay batch, plus one SIL batch once SIL is big enough
+        (``replay="online"``: one update on the transition just observed)."""
         cfg = self.cfg
         self._steps += 1
+        if cfg.replay == "online":
+            if self._last is not None:
+                batch = {name: np.array([value], dtype) for (name, dtype), value in zip(_FIELDS, self._last)}
+                q_update(self.q.values, batch, self.lr, cfg.gamma, bonus_fn)
+                self.updates += 1
+            return
         if len(self.replay) < cfg.learning_starts or self._steps % cfg.update_every:
             return
         lr = self.lr
-        q_update(self.q.values, self.replay.sample(rng, cfg.batch_size), lr, cfg.gamma, bonus_fn)
+        update = q_update if cfg.batch_update == "jacobi" else q_update_sequential
+        update(self.q.values, self.replay.sample(rng, cfg.batch_size), lr, cfg.gamma, bonus_fn)
         self.updates += 1
         if cfg.sil_batch_size and len(self.sil) > cfg.sil_batch_size:
-            q_update(self.q.values, self.sil.sample(rng, cfg.sil_batch_size), lr, cfg.gamma, bonus_fn)
+            update(self.q.values, self.sil.sample(rng, cfg.sil_batch_size), lr, cfg.gamma, bonus_fn)
 
     def end_segment(self, keep: bool) -> None:
         """Close the current segment; ``keep`` copies it into the SIL buffer."""

@@ -4,7 +4,9 @@
 policy every ``eval_interval`` env steps on a separate env with fixed seeds, stops early after
 ``early_stop_evals`` evaluation points in a row at success 1.0, checkpoints every
 ``checkpoint_interval`` steps and whenever ``should_stop()`` says so, and ends with a final
-evaluation. Same config and seed give identical metrics (wall time aside).
+evaluation under both protocols: greedy, and the paper's ε-greedy (``final_eval_epsilon`` over
+``final_eval_episodes``, Sec. 5), both in ``result.json``. ``curve_eval="epsilon"`` makes the curve
+points ε-greedy too. Same config and seed give identical metrics (wall time aside).
 
 With a run folder the loop holds the folder's writer lock from start to end, and Ctrl-C or
 SIGTERM stop it at the next episode boundary (``run_dir.StopOnSignal``): it checkpoints there and
@@ -22,7 +24,7 @@ import numpy as np
 
 from asg.learning.config import TrainConfig
 from asg.learning.episode import EpisodeStats, Learner
-from asg.learning.evaluation import eval_seeds, evaluate
+from asg.learning.evaluation import epsilon_eval_seeds, eval_seeds, evaluate
 from asg.learning.registry import (DomainBinding, bind_domain, build_learner, env_max_steps,
                                    make_subgoals)
 from asg.learning.errors import CheckpointError
@@ -75,6 +77,13 @@ class TrainResult:
     status: str
     run_dir: str | None = None
     final_episode: dict[str, Any] | None = None  # what the final greedy policy did (diagnosis)
+    # The final evaluations of both protocols (greedy over eval_episodes; the paper's ε-greedy
+    # over final_eval_episodes, Sec. 5); success_rate is the last curve point's (greedy by default).
+    greedy_success_rate: float | None = None
+    epsilon_success_rate: float | None = None
+    epsilon: float | None = None
+    epsilon_episodes: int | None = None
+    curve_eval: str = "greedy"
 
     def to_json(self) -> dict[str, Any]:
         """The ``result.json`` content."""
@@ -82,12 +91,22 @@ class TrainResult:
                 "success_rate": self.success_rate, "eval_episodes": self.eval_episodes,
                 "env_steps": self.env_steps, "wall_seconds": round(self.wall_seconds, 3),
                 "episodes": self.episodes, "steps_to_success": self.steps_to_success,
-                "status": self.status, "run_dir": self.run_dir, "final_episode": self.final_episode}
+                "status": self.status, "run_dir": self.run_dir, "final_episode": self.final_episode,
+                "greedy_success_rate": self.greedy_success_rate,
+                "epsilon_success_rate": self.epsilon_success_rate, "epsilon": self.epsilon,
+                "epsilon_episodes": self.epsilon_episodes, "curve_eval": self.curve_eval}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "TrainResult":
+        """Rebuild from ``to_json`` output (keys a older result.json lacks take the defaults)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
 
 
 def _eval_row(learner: Learner, env: Any, binding: DomainBinding, cfg: TrainConfig, state: TrainerState,
               wall: float) -> dict[str, Any]:
-    result = evaluate(learner, env, binding.labeler, eval_seeds(cfg.seed, cfg.eval_episodes))
+    epsilon = cfg.final_eval_epsilon if cfg.curve_eval == "epsilon" else 0.0
+    result = evaluate(learner, env, binding.labeler, eval_seeds(cfg.seed, cfg.eval_episodes), epsilon)
     state.last_episode = result.episodes[0].to_json()
     recent = state.recent[-20:]
     return {"env_steps": learner.env_steps, "episodes": learner.episodes,
@@ -193,10 +212,16 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
     if state.status != "interrupted" and state.rows[-1]["env_steps"] != learner.env_steps:
         record_eval()  # (not when interrupted: an extra point would change what the resumed run does)
     checkpoint()
+    greedy = (float(state.rows[-1]["success_rate"]) if cfg.curve_eval == "greedy" else
+              evaluate(learner, eval_env, binding.labeler, eval_seeds(cfg.seed, cfg.eval_episodes)).success_rate)
+    final_eps = evaluate(learner, eval_env, binding.labeler,
+                         epsilon_eval_seeds(cfg.seed, cfg.final_eval_episodes), cfg.final_eval_epsilon)
     result = TrainResult(cfg.domain, cfg.method, cfg.seed, float(state.rows[-1]["success_rate"]),
                          cfg.eval_episodes, learner.env_steps, state.wall_seconds, learner.episodes,
                          state.steps_to_success, state.status,
-                         str(run_dir.path) if run_dir is not None else None, state.last_episode)
+                         str(run_dir.path) if run_dir is not None else None, state.last_episode,
+                         greedy, final_eps.success_rate, cfg.final_eval_epsilon, cfg.final_eval_episodes,
+                         cfg.curve_eval)
     if run_dir is not None:
         run_dir.write_result(result.to_json())
         run_dir.plot_curve(state.rows, f"{cfg.domain} / {cfg.method} / seed {cfg.seed}")

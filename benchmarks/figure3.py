@@ -1,0 +1,278 @@
+"""Figure 3 of the ASGRL paper from one command: every method x seed x domain, curves and a table.
+
+    python benchmarks/figure3.py --preset paper --seeds 10 --steps 500000 \
+        --domains household-v1,household-v2,minecraft,mario --methods all --out runs/figure3
+
+Runs go to ``<out>/<domain>/<method>/seed<N>/`` through ``experiments.run_grid`` with ``reuse``:
+a finished run of the same resolved config is read back, an interrupted one resumed, so the
+command continues where it stopped (Ctrl-C checkpoints the current run). Seeds are the outer loop,
+so an unfinished grid has the same seeds in every cell. Progress with an ETA goes to stderr.
+
+The reducer (``reduce_runs``, also ``--reduce-only``) reads every finished run under ``<out>`` and
+writes ``<name>.json``, ``<name>.md`` and ``<name>.png`` into ``--results``
+(default benchmarks/results/figure3/): per domain, mean success against env steps with ±1 s.e.m.
+over seeds (the paper's shading, Figure 3) and the final success under both protocols: greedy
+over ``eval_episodes`` and the paper's ε = 0.05 over 10 episodes (Sec. 5). Every cell says how
+many seeds it holds. ``--overrides JSON`` applies a partial config to every run (the ablations of
+benchmarks/results/figure3/flat_baselines.md).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from asg.learning.config import PRESETS
+from asg.learning.errors import ConfigError
+from asg.learning.evaluation import curve_on_grid, mean_band, step_grid
+from asg.learning.experiments import GridRun, finished_run, grid_config, run_grid, summarize
+from asg.learning.registry import METHODS
+from asg.learning.run_dir import RunDir, atomic_write, atomic_write_json
+
+DOMAINS = ("household-v1", "household-v2", "minecraft", "mario")
+RESULTS = Path(__file__).resolve().parent / "results" / "figure3"
+
+
+def _label(method: str) -> str:
+    return METHODS[method].label if method in METHODS else method
+
+
+def collect(out: Path, domains: Sequence[str], methods: Sequence[str], seeds: Sequence[int], *, preset: str,
+            steps: int | None, overrides: dict[str, Any] | None) -> dict[str, list[GridRun]]:
+    """The finished runs under ``out`` of the grid's configs, per domain (unfinished cells left out)."""
+    found: dict[str, list[GridRun]] = {}
+    for domain in domains:
+        runs = []
+        for method in methods:
+            for seed in seeds:
+                path = out / domain / method / f"seed{seed}"
+                try:
+                    result = finished_run(path, grid_config(domain, method, seed, steps, overrides, preset=preset))
+                except ConfigError as err:  # a run of an older config: left out, said so
+                    print(f"skipped: {err}", file=sys.stderr)
+                    continue
+                if result is not None:
+                    runs.append(GridRun(method, seed, result, tuple(RunDir.open(path).read_metrics())))
+        found[domain] = runs
+    return found
+
+
+def curves(runs: Sequence[GridRun], total: int) -> dict[str, dict[str, Any]]:
+    """Per method: the env-step grid, mean and ±1 s.e.m. of the success curves over seeds."""
+    grid = step_grid(total, 50)
+    table = {}
+    for method in dict.fromkeys(r.method for r in runs):
+        rows = [r for r in runs if r.method == method and r.rows]
+        if not rows:
+            continue
+        stack = np.stack([curve_on_grid([float(x["env_steps"]) for x in r.rows],
+                                        [float(x["success_rate"]) for x in r.rows], grid) for r in rows])
+        mean, low, high = mean_band(stack, z=1.0)
+        table[method] = {"steps": grid.astype(int).tolist(), "mean": np.round(mean, 4).tolist(),
+                         "low": np.round(low, 4).tolist(), "high": np.round(high, 4).tolist(),
+                         "seeds": len(rows)}
+    return table
+
+
+def format_markdown(title: str, meta: dict[str, Any], summary: dict[str, list[dict[str, Any]]]) -> str:
+    """The final-success table of every domain (greedy and ε), seeds per cell."""
+    lines = [f"# {title}", "",
+             f"preset `{meta['preset']}`, {meta['steps']} env steps per run, seeds {meta['seeds']}, "
+             f"overrides `{json.dumps(meta['overrides'])}`.",
+             "Final success per run, mean ± s.e.m. over the seeds that finished (n = seeds in the cell): "
+             "greedy over the run's evaluation episodes, and the paper's protocol, ε = 0.05 over 10 episodes "
+             "(Sec. 5). Solved = seeds whose final greedy success is 1.0; steps = median env steps to the first "
+             "curve point at 1.0, over the seeds that had one (a seed may reach 1.0 and lose it).", "",
+             "| domain | method | n | greedy | ε = 0.05 | solved | median steps to success | mean wall s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for domain, rows in summary.items():
+        if not rows:
+            lines.append(f"| {domain} | — | 0 | — | — | — | — | — |")
+        for row in rows:
+            eps = (f"{row['epsilon_success_mean']:.2f} ± {row['epsilon_success_sem']:.2f}"
+                   if row.get("epsilon_success_mean") is not None else "—")
+            steps = row["median_steps_to_success"]
+            lines.append(f"| {domain} | {row['label']} | {row['seeds']} | {row['greedy_success_mean']:.2f} ± "
+                         f"{row['greedy_success_sem']:.2f} | {eps} | {row['seeds_succeeding']}/{row['seeds']} "
+                         f"| {steps if steps is not None else '—'} | {row['mean_wall_seconds']} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(title: str, domain_curves: dict[str, dict[str, dict[str, Any]]], path: Path) -> None:
+    """One panel per domain: mean success against env steps, ±1 s.e.m. shaded."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = max(len(domain_curves), 1)
+    cols = min(n, 2)
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 3.8 * rows), squeeze=False)
+    for ax, (domain, table) in zip(axes.flat, domain_curves.items()):
+        for method, c in table.items():
+            ax.plot(c["steps"], c["mean"], label=f"{_label(method)} (n={c['seeds']})")
+            ax.fill_between(c["steps"], c["low"], c["high"], alpha=0.2)
+        ax.set_title(domain)
+        ax.set_xlabel("environment steps")
+        ax.set_ylabel("success rate")
+        ax.set_ylim(-0.05, 1.05)
+        ax.grid(alpha=0.3)
+        if table:
+            ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(domain_curves):]:
+        ax.axis("off")
+    fig.suptitle(title)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    plt.close(fig)
+    atomic_write(path, buf.getvalue())
+
+
+def reduce_runs(found: dict[str, list[GridRun]], results: Path, name: str, meta: dict[str, Any]) -> dict[str, Any]:
+    """Write ``<name>.json``, ``<name>.md`` and ``<name>.png`` into ``results``; return the JSON."""
+    summary = {domain: summarize(runs) for domain, runs in found.items()}
+    total = int(meta["steps"])
+    domain_curves = {domain: curves(runs, total) for domain, runs in found.items()}
+    title = f"Figure 3 ({meta['preset']} preset)" if name == "figure3" else name
+    payload = {"meta": meta, "summary": summary, "curves": domain_curves,
+               "runs": {domain: [{k: v for k, v in r.result.to_json().items() if k != "final_episode"}
+                                 for r in runs] for domain, runs in found.items()}}
+    atomic_write_json(results / f"{name}.json", payload)
+    atomic_write(results / f"{name}.md", format_markdown(title, meta, summary).encode())
+    plot(title, domain_curves, results / f"{name}.png")
+    return payload
+
+
+def combine(results: Path, names: Sequence[str], name: str) -> str:
+    """One Markdown table of several reduced results (``<names>.json`` in ``results``): one row per
+    (domain, method, setting), seeds per cell; written to ``<name>.md`` and returned."""
+    lines = [f"# {name}: final success per setting", "",
+             "Mean ± s.e.m. over the seeds that finished (n). Greedy over the run's evaluation episodes; "
+             "ε = 0.05 over 10 episodes (Sec. 5). Solved = seeds whose final greedy success is 1.0; "
+             "steps = median env steps to the first curve point at 1.0, over the seeds that had one.", "",
+             "| domain | method | setting | overrides | n | greedy | ε = 0.05 | solved | median steps to success |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    loaded = {n: json.loads((results / f"{n}.json").read_text()) for n in names}
+    domains = list(dict.fromkeys(d for data in loaded.values() for d in data["summary"]))
+    for domain in domains:
+        methods = list(dict.fromkeys(r["method"] for data in loaded.values() for r in data["summary"].get(domain, [])))
+        for method in methods:
+            for n, data in loaded.items():
+                for row in data["summary"].get(domain, []):
+                    if row["method"] != method:
+                        continue
+                    eps = (f"{row['epsilon_success_mean']:.2f} ± {row['epsilon_success_sem']:.2f}"
+                           if row.get("epsilon_success_mean") is not None else "—")
+                    steps = row["median_steps_to_success"]
+                    over = json.dumps({k: v for k, v in data["meta"]["overrides"].items() if k != "eval_episodes"})
+                    lines.append(f"| {domain} | {row['label']} | {n} (`{data['meta']['preset']}`) | `{over}` "
+                                 f"| {row['seeds']} | {row['greedy_success_mean']:.2f} ± {row['greedy_success_sem']:.2f} "
+                                 f"| {eps} | {row['seeds_succeeding']}/{row['seeds']} "
+                                 f"| {steps if steps is not None else '—'} |")
+    text = "\n".join(lines) + "\n"
+    atomic_write(results / f"{name}.md", text.encode())
+    return text
+
+
+class Eta:
+    """Progress lines on stderr: cells done, env steps done this session, an ETA by env steps."""
+
+    def __init__(self, cells: int, steps_per_cell: int) -> None:
+        self.cells, self.per_cell = cells, steps_per_cell
+        self.done = 0
+        self.start = time.perf_counter()
+        self.trained_steps = 0  # env steps trained this session (reused runs cost nothing)
+        self.current = 0
+        self._last = 0.0
+
+    def _eta(self) -> str:
+        spent = time.perf_counter() - self.start
+        steps = self.trained_steps + self.current
+        if steps == 0:
+            return "ETA ?"
+        left = (self.cells - self.done) * self.per_cell - self.current  # an upper bound: runs stop early
+        return f"ETA <= {left * spent / steps / 60:.0f} min"
+
+    def on_start(self, cfg: Any) -> Any:
+        """A trainer progress callback for one run."""
+        self.current = 0
+        label = f"{cfg.domain}/{cfg.method}/seed{cfg.seed}"
+
+        def update(steps: int, stats: Any, state: Any) -> None:
+            self.current = steps
+            now = time.perf_counter()
+            if now - self._last >= 30.0:
+                self._last = now
+                rate = state.rows[-1]["success_rate"] if state.rows else 0.0
+                print(f"[{self.done}/{self.cells}] {label}: {steps} steps, success {rate:.2f}; {self._eta()}",
+                      file=sys.stderr, flush=True)
+        return update
+
+    def on_done(self, run: GridRun, reused: bool) -> None:
+        """One cell finished (trained or read back)."""
+        self.done += 1
+        if not reused:
+            self.trained_steps += run.result.env_steps
+        self.current = 0
+        r = run.result
+        eps = f"{r.epsilon_success_rate:.2f}" if r.epsilon_success_rate is not None else "-"
+        print(f"[{self.done}/{self.cells}] {r.domain}/{r.method}/seed{r.seed}: "
+              f"{'reused' if reused else r.status}, greedy {r.success_rate:.2f}, eps {eps}, "
+              f"{r.env_steps} steps, {r.wall_seconds:.0f} s; {self._eta()}", file=sys.stderr, flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="paper")
+    parser.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1")
+    parser.add_argument("--steps", type=int, default=500_000)
+    parser.add_argument("--domains", default=",".join(DOMAINS))
+    parser.add_argument("--methods", default="all", help="comma-separated, or all")
+    parser.add_argument("--out", type=Path, default=Path("runs/figure3"))
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--name", default="figure3", help="file stem of the reduced results")
+    parser.add_argument("--overrides", default=None, help="partial config as JSON, applied to every run")
+    parser.add_argument("--eval-episodes", type=int, default=None)
+    parser.add_argument("--reduce-only", action="store_true", help="reduce the finished runs, train nothing")
+    parser.add_argument("--combine", default=None,
+                        help="comma-separated result names in --results: write one table of them as --name.md")
+    args = parser.parse_args(argv)
+    if args.combine:
+        combine(args.results, [n for n in args.combine.split(",") if n], args.name)
+        print(f"wrote {args.results / args.name}.md", file=sys.stderr)
+        return 0
+    domains = [d for d in args.domains.split(",") if d]
+    methods = list(METHODS) if args.methods == "all" else [m for m in args.methods.split(",") if m]
+    overrides = json.loads(args.overrides) if args.overrides else {}
+    if args.eval_episodes:
+        overrides["eval_episodes"] = args.eval_episodes
+    seeds = list(range(args.seeds))
+    meta = {"preset": args.preset, "steps": args.steps, "seeds": args.seeds, "domains": domains,
+            "methods": methods, "overrides": overrides, "out": str(args.out)}
+    if not args.reduce_only:
+        eta = Eta(len(domains) * len(methods) * len(seeds), args.steps)
+        for seed, domain in ((seed, domain) for seed in seeds for domain in domains):
+            runs = run_grid(domain, methods, [seed], args.out / domain, steps=args.steps,
+                            overrides=overrides or None, preset=args.preset, reuse=True,
+                            on_start=eta.on_start, on_done=eta.on_done)
+            if runs and runs[-1].result.status == "interrupted":
+                print("interrupted; the same command resumes", file=sys.stderr)
+                break
+    found = collect(args.out, domains, methods, seeds, preset=args.preset, steps=args.steps,
+                    overrides=overrides or None)
+    reduce_runs(found, args.results, args.name, meta)
+    print(f"wrote {args.results / args.name}.{{json,md,png}}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""benchmarks/figure3.py: the reducer writes JSON/MD/PNG; a second invocation reuses finished runs."""
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from asg.learning.config import make_config
+from asg.learning.errors import ConfigError
+from asg.learning.experiments import finished_run, run_grid
+from asg.learning.run_dir import RunDir
+from asg.learning.trainer import train
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "figure3.py"
+
+
+def _figure3():
+    spec = importlib.util.spec_from_file_location("figure3", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+ARGS = ["--preset", "paper", "--seeds", "2", "--steps", "1500", "--domains", "mario",
+        "--methods", "goal-q", "--eval-episodes", "1"]
+
+
+def test_figure3_reduces_two_tiny_runs_and_resumes(tmp_path, capsys):
+    fig = _figure3()
+    out, results = tmp_path / "runs", tmp_path / "results"
+    assert fig.main([*ARGS, "--out", str(out), "--results", str(results)]) == 0
+    payload = json.loads((results / "figure3.json").read_text())
+    row = payload["summary"]["mario"][0]
+    assert row["method"] == "goal-q" and row["seeds"] == 2 and row["epsilon_seeds"] == 2
+    assert payload["curves"]["mario"]["goal-q"]["seeds"] == 2 and payload["meta"]["preset"] == "paper"
+    md = (results / "figure3.md").read_text()
+    assert "| mario | Goal-Q-Learning | 2 |" in md and "ε = 0.05" in md
+    assert (results / "figure3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    err = capsys.readouterr().err
+    assert "[2/2]" in err and "ETA" in err
+
+    stamps = {p: p.stat().st_mtime_ns for p in out.rglob("result.json")}
+    assert len(stamps) == 2
+    assert fig.main([*ARGS, "--out", str(out), "--results", str(results)]) == 0
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("result.json")} == stamps  # nothing retrained
+    assert capsys.readouterr().err.count("reused") == 2
+
+    # two reduced settings side by side
+    assert fig.main([*ARGS, "--out", str(out), "--results", str(results), "--reduce-only", "--name", "other"]) == 0
+    assert fig.main(["--results", str(results), "--combine", "figure3,other", "--name", "both"]) == 0
+    table = (results / "both.md").read_text()
+    assert "| mario | Goal-Q-Learning | figure3 (`paper`) |" in table and "| other (`paper`) |" in table
+
+
+def test_run_grid_reuses_finished_resumes_interrupted_and_refuses_a_foreign_config(tmp_path):
+    cfg = make_config("mario", "goal-q", "paper", seed=0, total_steps=3000, eval_interval=1000, eval_episodes=1)
+    overrides = {"eval_interval": 1000, "eval_episodes": 1}
+    calls = []
+    stop = {"n": 0}
+
+    def on_start(c):
+        calls.append(c.seed)
+
+        def progress(steps, stats, state):
+            stop["n"] += 1
+        return progress
+    # A finished cell is reused, even through a different call.
+    first = run_grid("mario", ["goal-q"], [0], tmp_path, steps=3000, overrides=overrides, preset="paper",
+                     reuse=True, on_start=on_start)
+    again = run_grid("mario", ["goal-q"], [0], tmp_path, steps=3000, overrides=overrides, preset="paper",
+                     reuse=True, on_start=on_start)
+    assert calls == [0] and again[0].result.to_json() == first[0].result.to_json() | {
+        "wall_seconds": round(first[0].result.wall_seconds, 3)}
+    assert finished_run(tmp_path / "goal-q" / "seed0", cfg).to_json() == again[0].result.to_json()
+    with pytest.raises(ConfigError, match="another config"):
+        run_grid("mario", ["goal-q"], [0], tmp_path, steps=3000, overrides=overrides, preset="asg", reuse=True)
+
+    # An interrupted cell is resumed from its checkpoint and ends as the uninterrupted run did.
+    other = dataclasses.replace(cfg, seed=1)
+    run = RunDir.create(tmp_path / "goal-q" / "seed1", other)
+    ticks = iter(range(100))
+    assert train(other, run_dir=run, should_stop=lambda: next(ticks) >= 1).status == "interrupted"
+    assert finished_run(tmp_path / "goal-q" / "seed1", other) is None
+    resumed = run_grid("mario", ["goal-q"], [1], tmp_path, steps=3000, overrides=overrides, preset="paper",
+                       reuse=True)[0].result
+    assert resumed.status == "finished" and resumed.env_steps == 3000
+    assert resumed.success_rate == train(other).success_rate
