@@ -9,10 +9,14 @@ predicates over ``env.unwrapped.hashable_state()``). The learners of the officia
 count a landmark as reached once it held during the episode; use
 ``asg.envs.labeling.AchievementTracker`` for that sticky reading. ``spec.labeler.monotone``
 lists the atoms that never turn false again under the env's dynamics.
+
+``spec.complete_model_path()`` is the world's complete, correct model (``pddl_models/complete/``,
+Appendix F.2), to pass as ``--model``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,10 +58,18 @@ class DomainSpec:
     skill_max_steps: int = 700
     """Step budget of one skill (official ``Q_Learning``: 700)."""
     description: str = ""
+    complete_model: str = ""
+    """Stem of the complete, correct model of this world in ``pddl_models/complete/`` (App. F.2)."""
 
     def model_path(self) -> Path:
         """Path of the shipped PDDL model."""
         return pddl_models.path(self.model)
+
+    def complete_model_path(self) -> Path:
+        """Path of the world's complete, correct model (App. F.2); ``UnknownDomainError`` if none."""
+        if not self.complete_model:
+            raise UnknownDomainError(f"domain {self.name!r} has no complete model")
+        return Path(str(resources.files(pddl_models) / "complete" / f"{self.complete_model}.pddl"))
 
     def make_env(self, **kwargs: Any) -> gym.Env:
         """``gym.make`` of this domain's env; keyword arguments go to the env constructor."""
@@ -77,15 +89,20 @@ class DomainSpec:
 DOMAINS: dict[str, DomainSpec] = {
     spec.name: spec for spec in (
         DomainSpec("household-v1", "asg/Household-v0", "household_v1", HOUSEHOLD_LABELER,
-                   HOUSEHOLD_SOLVER, description="Household world, model of Appendix H.1"),
+                   HOUSEHOLD_SOLVER, description="Household world, model of Appendix H.1",
+                   complete_model="household"),
         DomainSpec("household-v2", "asg/Household-v0", "household_v2", HOUSEHOLD_LABELER,
-                   HOUSEHOLD_SOLVER, description="Household world, model of Appendix H.2"),
+                   HOUSEHOLD_SOLVER, description="Household world, model of Appendix H.2",
+                   complete_model="household"),
         DomainSpec("minecraft", "asg/MineCraft-v0", "minecraft", MINECRAFT_LABELER,
-                   MINECRAFT_SOLVER, description="MineCraft ladder task, model of Appendix H.3"),
+                   MINECRAFT_SOLVER, description="MineCraft ladder task, model of Appendix H.3",
+                   complete_model="minecraft"),
         DomainSpec("mario", "asg/Mario-v0", "mario", MARIO_LABELER, MARIO_SOLVER,
-                   description="grid Mario (official map), model of Appendix H.4"),
+                   description="grid Mario (official map), model of Appendix H.4",
+                   complete_model="mario"),
         DomainSpec("pixel-mario", "asg/PixelMario-v0", "mario", MARIO_LABELER, MARIO_SOLVER,
-                   description="Mario with RGB image observations (Appendix D/F.1)"),
+                   description="Mario with RGB image observations (Appendix D/F.1)",
+                   complete_model="mario"),
     )
 }
 

@@ -103,7 +103,7 @@ class HierarchicalLearner:
                 scored = reached or (terminated and failure_bonus)
                 skill.observe(s, a, s2, reward, terminated, bonus=scored and bonus is not None)
                 if scored:
-                    skills.on_success(z, s2, obs)
+                    skills.on_success(z, s2, obs, reached=reached)
                 skill.learn(rng, bonus)
             s = s2
             if terminated or truncated:
@@ -180,7 +180,8 @@ def _skill_set_state(skills: SkillSet) -> dict[str, Any]:
         kmeans = {"records": list(km.records), "feature_ids": ids,
                   "features": np.stack([km.features[i] for i in ids]) if ids else np.zeros((0, 0)),
                   "centroids": km.centroids, "cluster_of": km.cluster_of, "refits": km.refits, "rng": km._rng}
-    return {"name": skills.name, "active": skills.active, "skills": [q.state_dict() for q in skills.skills],
+    return {"name": skills.name, "active": skills.active, "stopped": skills.stopped,
+            "recent": [list(r) for r in skills.recent], "skills": [q.state_dict() for q in skills.skills],
             "counts": est.counts, "rollouts": est.rollouts, "dirty": est._dirty, "kmeans": kmeans}
 
 
@@ -191,6 +192,10 @@ def _load_skill_set(skills: SkillSet, data: dict[str, Any]) -> None:
     if not 1 <= int(data["active"]) <= len(skills.skills):
         raise ValueError("active skill count out of range")
     skills.active = int(data["active"])
+    skills.stopped = bool(data.get("stopped", False))  # absent in checkpoints before the curriculum stop
+    for recent, saved in zip(skills.recent, data.get("recent", [[] for _ in skills.skills])):
+        recent.clear()
+        recent.extend(int(s) for s in saved)
     for q, state in zip(skills.skills, data["skills"]):
         q.load_state_dict(state)
     est = skills.estimator

@@ -14,9 +14,27 @@ non-curriculum code also counted and paid failure terminals (§1.6), which
 ``DiversityConfig.bonus_on_failure`` restores (it made no difference on Mario seeds 0-4). States
 are counted exactly (their id) or by k-means cluster of their pixels (App. D); exact counts are
 cumulative, cluster counts cover the ``kmeans_buffer`` most recent terminal records.
+
+The curriculum's stop (Sec. 4.2: "we propose to gradually increase the value of k until a
+specified maximum is reached or no new skill terminal state is discovered"). The maximum is
+``len(skills)``; the second condition, behind ``DiversityConfig.stop_on_no_new_terminal``, reads:
+
+* a skill's *terminal state* is the most frequent count key (state id, or k-means cluster)
+  among the landmark states its last ``stop_window`` successful runs ended in;
+* the newest skill z (z >= 1) is judged when it has converged, i.e. at the moment the
+  curriculum would add skill z+1 (its ε1 fell below ``grow_below_epsilon``, App. G);
+* z *discovered a new skill terminal state* iff its terminal state is not the terminal state of
+  any earlier skill 0..z-1. If it did, skill z+1 is added as before. If not, skill z duplicates
+  an earlier one: it is retired (the active count goes back to z, so the meta-controller no
+  longer picks it and p(z'|s) sums over the z skills again) and k grows no more.
+
+So on a landmark with exactly j reachable terminal states, skills 0..j-1 settle on distinct
+ones, skill j finds none new and the curriculum stops at k = j. A skill whose runs were never
+counted (no terminal record) is not judged: the curriculum grows as without the stop.
 """
 from __future__ import annotations
 
+from collections import Counter, deque
 from typing import Any
 
 import numpy as np
@@ -91,6 +109,12 @@ class DiversityEstimator:
         """Forget the rollout counts (a skill was added, §1.6)."""
         self.rollouts[:] = 0
 
+    def keys_of(self, state_ids: np.ndarray) -> np.ndarray:
+        """The count keys of state ids: the ids themselves, or their k-means clusters."""
+        if self.kmeans is not None and self._dirty:
+            self._recount()
+        return self._keys(np.asarray(state_ids, dtype=np.int64))
+
     def posterior(self, state_ids: np.ndarray, z: int, active: int) -> np.ndarray:
         """p(z | s) for each state id among the first ``active`` skills; (m,)."""
         if self.kmeans is not None and self._dirty:
@@ -114,6 +138,8 @@ class SkillSet:
         self.cfg = cfg
         self.skills = [TabularQ(q_cfg, n_actions) for _ in range(k)]
         self.active = 1 if cfg.curriculum else k
+        self.stopped = False  # the curriculum stopped before the maximum (no new terminal state)
+        self.recent: list[deque[int]] = [deque(maxlen=cfg.stop_window) for _ in range(k)]
         self.estimator = DiversityEstimator(k, cfg, rng)
         self._bonus: list[BonusFn | None] = [self._make_bonus(z) for z in range(k)]
 
@@ -143,9 +169,26 @@ class SkillSet:
         """Skill ``z`` starts a training run."""
         self.estimator.record_rollout(z)
 
-    def on_success(self, z: int, state_id: int, obs: Any = None) -> None:
-        """Skill ``z`` reached the landmark in ``state_id``: count it."""
+    def on_success(self, z: int, state_id: int, obs: Any = None, reached: bool = True) -> None:
+        """Skill ``z`` ended in ``state_id``: count it (``reached`` False: a counted failure terminal)."""
         self.estimator.record_success(state_id, z, obs)
+        if reached:
+            self.recent[z].append(state_id)
+
+    def terminal_state(self, z: int) -> int | None:
+        """Where skill ``z`` has converged: its most frequent recent landmark state (None: no record)."""
+        if not self.recent[z]:
+            return None
+        keys = self.estimator.keys_of(np.fromiter(self.recent[z], dtype=np.int64))
+        counts = Counter(int(key) for key in keys)
+        return max(counts, key=lambda key: (counts[key], -key))  # ties: the smaller key
+
+    def discovered_new(self, z: int) -> bool | None:
+        """Skill ``z``'s terminal state is none of skills 0..z-1's (None: ``z`` has no record)."""
+        mine = self.terminal_state(z)
+        if mine is None:
+            return None
+        return all(self.terminal_state(earlier) != mine for earlier in range(z))
 
     def on_segment_end(self, z: int, reached: bool) -> None:
         """Close the run of skill ``z``: SIL, ε decay on success, curriculum growth."""
@@ -158,10 +201,16 @@ class SkillSet:
         self.maybe_grow()
 
     def maybe_grow(self) -> bool:
-        """Curriculum: add a skill once the newest one's ε fell below the threshold."""
-        if (self.cfg.curriculum and self.active < len(self.skills)
-                and self.skills[self.active - 1].epsilon < self.cfg.grow_below_epsilon):
-            self.active += 1
-            self.estimator.reset_prior()
-            return True
-        return False
+        """Curriculum: once the newest skill's ε fell below the threshold, add a skill, or stop
+        (retiring the newest) when it discovered no new terminal state (module docstring)."""
+        if (not self.cfg.curriculum or self.stopped or self.active >= len(self.skills)
+                or self.skills[self.active - 1].epsilon >= self.cfg.grow_below_epsilon):
+            return False
+        newest = self.active - 1
+        if self.cfg.stop_on_no_new_terminal and newest >= 1 and self.discovered_new(newest) is False:
+            self.active = newest
+            self.stopped = True
+            return False
+        self.active += 1
+        self.estimator.reset_prior()
+        return True
