@@ -95,3 +95,22 @@ def test_imports_point_one_way():
                     if parts[0] == "asg" and len(parts) > 1 and parts[1] in forbidden:
                         found.append(f"{file.relative_to(root)}:{node.lineno}: {package} imports {mod}")
     assert not found, found
+
+
+def test_library_errors_name_arguments_and_config_fields_not_cli_flags():
+    """A library error is read by Python callers too: it names what they pass, not `--flags`."""
+    import ast
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    flag = re.compile(r"(^|[\s(`'\"])--[a-z][a-z-]*")
+    found = []
+    for package in ("planning", "envs", "learning"):
+        for file in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Raise) and node.exc is not None:
+                    texts = [n.value for n in ast.walk(node.exc) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+                    if any(flag.search(text) for text in texts):
+                        found.append(f"{file.relative_to(root)}:{node.lineno}")
+    assert not found, found

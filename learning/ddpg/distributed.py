@@ -24,7 +24,7 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise ConfigError("--workers > 1 and --ray-address need Ray: pip install 'asg[distributed]'") from None
+        raise ConfigError("workers > 1 and ray_address need Ray: pip install 'asg[distributed]'") from None
     return ray
 
 

@@ -54,11 +54,11 @@ def build_model(kind: str, predictor: Any = None, initial_states: str = "table")
         return exact_fetch_model(initial_states)
     if kind == "learned":
         if predictor is None:
-            raise ConfigError("--model learned: no learned behaviour model is available yet; use --model exact")
+            raise ConfigError("model 'learned': no learned behaviour model is available yet; use model 'exact'")
         return learned_fetch_model(predictor, initial_states)
     if kind == "real":
         return RealFetchModel()
-    raise ConfigError(f"--model must be one of {MODELS + ('real',)}, got {kind!r}")
+    raise ConfigError(f"model must be one of {MODELS + ('real',)}, got {kind!r}")
 
 
 # -- checkpoints ------------------------------------------------------------------------------
@@ -302,7 +302,7 @@ def _evaluate_programs(checkpoint: str | Path, mode: str, model: str, world: str
         tasks = [table.index(name) for name in programs]
         atomic = [table.names[t] for t in tasks if table.is_atomic(t)]
         if atomic:
-            raise ConfigError(f"--programs: {atomic[0]} is atomic; evaluate non-atomic programs")
+            raise ConfigError(f"programs: {atomic[0]} is atomic; evaluate non-atomic programs")
     guide = make_guide(search_model, search)
     real, controller = None, None
     if world == "real":

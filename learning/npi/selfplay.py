@@ -70,9 +70,9 @@ def resolve_backend(backend: str | None, ray_address: str | None) -> str:
     if backend is None:
         return "local" if ray_address is None else "ray"
     if backend not in BACKENDS:
-        raise ConfigError(f"--backend must be one of {BACKENDS}, got {backend!r}")
+        raise ConfigError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if backend == "local" and ray_address is not None:
-        raise ConfigError("--ray-address needs the ray backend, not --backend local")
+        raise ConfigError("ray_address needs the ray backend, not backend 'local'")
     return backend
 
 
@@ -81,7 +81,7 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise ConfigError("the ray backend (--ray-address, --backend ray) needs Ray: "
+        raise ConfigError("the ray backend (ray_address, backend 'ray') needs Ray: "
                           "pip install 'asg[distributed]'") from None
     return ray
 
@@ -193,7 +193,7 @@ class SelfPlay:
     def __init__(self, model: EnvironmentModel, config: SearchConfig, workers: int = 1,
                  backend: str | None = None, ray_address: str | None = None) -> None:
         if workers < 1:
-            raise ConfigError(f"--workers must be >= 1, got {workers}")
+            raise ConfigError(f"workers must be >= 1, got {workers}")
         self.model, self.config, self.workers = model, config, workers
         self.backend = resolve_backend(backend, ray_address)
         if self.backend == "ray":
