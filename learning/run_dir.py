@@ -327,23 +327,8 @@ class RunDir:
 
     def plot_curve(self, rows: Sequence[dict[str, Any]], title: str) -> Path:
         """Draw ``learning_curve.png`` (greedy success vs env steps)."""
-        import matplotlib
+        from asg.learning.plots import Panel, plot_curves
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(6, 3.5))
-        steps = [float(r["env_steps"]) for r in rows]
-        rate = [float(r["success_rate"]) for r in rows]
-        ax.step(steps, rate, where="post", marker="o", markersize=3)
-        ax.set_xlabel("environment steps")
-        ax.set_ylabel("greedy success rate")
-        ax.set_ylim(-0.05, 1.05)
-        ax.set_title(title)
-        ax.grid(alpha=0.3)
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=100)
-        plt.close(fig)
-        atomic_write(self.path / CURVE, buf.getvalue())
-        return self.path / CURVE
+        panel = Panel("env_steps", ("success_rate",), "environment steps", "greedy success rate",
+                      ylim=(-0.05, 1.05), step=True, markers=True)
+        return plot_curves(self.path / CURVE, rows, [panel], title, panel_size=(6.0, 3.5))

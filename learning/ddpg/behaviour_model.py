@@ -26,7 +26,6 @@ exact model, so the meta-controller can plan in it (``learning/npi/models.learne
 """
 from __future__ import annotations
 
-import io
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -43,7 +42,7 @@ from asg.learning.ddpg.replay import StateBuffer
 from asg.learning.ddpg.rollout import EpisodeSpec, FetchTask, PolicySnapshot, RolloutWorker
 from asg.learning import checkpoint as ckpt
 from asg.learning.errors import CheckpointError, ConfigError
-from asg.learning.run_dir import RunLock, StageProgress, StopOnSignal, atomic_write, atomic_write_json
+from asg.learning.run_dir import RunLock, StageProgress, StopOnSignal, atomic_write_json
 
 MODEL_FILE, DATASET_FILE = "behaviour_model.npz", "dataset.npz"
 COLLECT_FILE, FIT_FILE = "collect_checkpoint.npz", "fit_checkpoint.npz"  # an interrupted run's state
@@ -490,23 +489,7 @@ def _resume_state(path: Path, kind: str, run_meta: dict[str, Any]) -> dict[str, 
 
 
 def _plot_losses(path: Path, rows: list[dict[str, float]]) -> None:
-    import matplotlib
+    from asg.learning.plots import Panel, plot_curves
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    epochs = [r["epoch"] for r in rows]
-    for key in ("train_loss", "test_loss"):
-        ax.plot(epochs, [r[key] for r in rows], label=key)
-    ax.set_yscale("log")
-    ax.set_xlabel("epoch")
-    ax.set_ylabel("MSE (normalised change)")
-    ax.set_title("self-behavioural model")
-    ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    plt.close(fig)
-    atomic_write(path, buf.getvalue())
+    panel = Panel("epoch", ("train_loss", "test_loss"), "epoch", "MSE (normalised change)", log_y=True)
+    plot_curves(path, rows, [panel], "self-behavioural model", panel_size=(6.0, 3.5))
