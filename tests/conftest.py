@@ -13,6 +13,16 @@ PITFALLS = SHARED / "research" / "pitfalls"
 DATA = Path(__file__).resolve().parent / "data"
 
 
+def one_line(result, code: int = 2) -> str:
+    """The one non-blank line a CLI run printed, after checking its exit code and that no traceback
+    was printed (a click ``CliRunner`` result)."""
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
 def ipc_rows(fragment: str | None = "strips") -> list[dict]:
     """Rows of the IPC manifest (empty when ../shared is absent)."""
     manifest = IPC / "MANIFEST.tsv"

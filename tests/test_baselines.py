@@ -14,17 +14,6 @@ from asg.learning.trainer import train
 from asg.planning import load_task
 
 
-def _has_planner() -> bool:
-    try:
-        from asg.planning import find_plan  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_planner = pytest.mark.skipif(not _has_planner(), reason="asg.planning.find_plan not available")
-
-
 @pytest.mark.parametrize("method", [m for m in METHODS if m != "plan-hrl"])
 def test_every_method_runs_on_the_same_budget(method):
     cfg = TrainConfig(domain="corridor", method=method, learner=default_learner(method), seed=0,
@@ -36,7 +25,6 @@ def test_every_method_runs_on_the_same_budget(method):
     assert 0.0 <= result.success_rate <= 1.0 and result.episodes > 0
 
 
-@needs_planner
 def test_plan_hrl_runs_and_has_one_subgoal_per_plan_operator():
     cfg = TrainConfig(domain="corridor", method="plan-hrl", learner=default_learner("plan-hrl"), seed=0,
                       total_steps=3000, eval_interval=1000, eval_episodes=1, early_stop_evals=0)
@@ -47,7 +35,6 @@ def test_plan_hrl_runs_and_has_one_subgoal_per_plan_operator():
     assert result.env_steps == 3000
 
 
-@needs_planner
 def test_plan_hrl_on_mario_follows_the_ladder_plan():
     from asg.learning.config import make_config
 

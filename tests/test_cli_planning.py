@@ -142,4 +142,3 @@ def test_bad_arguments_give_one_line_and_exit_2(args, needle):
     assert len(lines) == 1 and needle in lines[0] and lines[0].startswith(("error:", str(DATA)))
 
 
-from conftest import need_ipc  # noqa: E402,F401

@@ -136,7 +136,8 @@ def test_other_families_plug_in_through_domain_handlers():
     assert seen["domain"] == "toy-family" and seen["seed"] == 4
 
 
-def test_ctrl_c_checkpoints_and_resume_continues(tmp_path, monkeypatch):
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])  # Ctrl-C, and what a scheduler or kill sends
+def test_an_interrupt_checkpoints_and_resume_continues(tmp_path, monkeypatch, signame):
     import signal
 
     from asg.cli import train_cmds
@@ -151,7 +152,7 @@ def test_ctrl_c_checkpoints_and_resume_continues(tmp_path, monkeypatch):
             update(steps, stats, state)
             calls.append(steps)
             if len(calls) == 3:
-                signal.raise_signal(signal.SIGINT)  # what Ctrl-C delivers
+                signal.raise_signal(getattr(signal, signame))
         return bar, update_and_interrupt
 
     monkeypatch.setattr(train_cmds, "_progress_bar", interrupting_bar)
@@ -161,6 +162,7 @@ def test_ctrl_c_checkpoints_and_resume_continues(tmp_path, monkeypatch):
     assert "asg train --resume" in result.output
     partial = json.loads((out / "result.json").read_text())
     assert partial["status"] == "interrupted" and 0 < partial["env_steps"] < 50_000
+    assert (out / "checkpoint.npz").is_file()
     monkeypatch.setattr(train_cmds, "_progress_bar", real)
     resumed = run("train", "--resume", str(out), "--steps", str(partial["env_steps"] + 2000), "--json", "--quiet")
     assert resumed.exit_code == 0, resumed.output

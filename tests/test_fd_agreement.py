@@ -48,4 +48,3 @@ def test_reasonable_orderings_equal_fd_beyond_the_sound_closure(need_ipc):
     assert not result.reasonable_missing and not result.reasonable_extra
 
 
-from conftest import need_ipc  # noqa: E402,F401

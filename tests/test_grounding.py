@@ -117,14 +117,15 @@ def assert_same(model) -> Task:
 
 
 # -- bundled models, pitfall probes, IPC ---------------------------------------------------
-BUNDLED = ["household_v1", "household_v2", "minecraft", "mario", "fetch_programs"]
+# fetch_programs.pddl is a domain alone (no problem to ground); planning.programs compiles it
+# and tests/test_programs.py checks that.
+BUNDLED = ["household_v1", "household_v2", "minecraft", "mario"]
 
 
 @pytest.mark.parametrize("name", BUNDLED)
 def test_bundled_models_ground_as_the_reference(name):
     model = parse_files(pddl_models.path(name))
-    if model.problem is None:
-        pytest.skip(f"{name} has no problem")
+    assert model.problem is not None
     assert_same(model)
 
 
@@ -210,4 +211,3 @@ def test_atoms_cache_their_hash_but_pickle_without_it():
     assert {atom: 1}[copy] == 1 and atom.negate() != atom and sorted([atom.negate(), atom])[0] == atom
 
 
-from conftest import need_pitfalls  # noqa: E402,F401  (fixture)

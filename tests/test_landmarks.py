@@ -206,4 +206,3 @@ def test_a_cycle_of_sound_orderings_is_refused():
         LandmarkGraph(good.task, good.landmarks, loop)
 
 
-from conftest import need_ipc, need_pitfalls  # noqa: E402,F401  (fixtures)

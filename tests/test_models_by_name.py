@@ -10,20 +10,13 @@ from click.testing import CliRunner
 from asg import pddl_models
 from asg.cli.main import main
 from asg.planning.errors import AsgError
+from conftest import one_line
 
 EXPECTED = {"fetch-programs", "household-v1", "household-v2", "mario", "minecraft"}
 
 
 def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def _one_error_line(result) -> str:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 1, result.output
-    return lines[0]
 
 
 def test_bundled_names_are_the_file_stems_with_dashes():
@@ -88,7 +81,7 @@ def test_landmarks_by_name_equals_by_path():
 ])
 def test_unknown_model_names_are_one_line(args, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    line = _one_error_line(run(*args))
+    line = one_line(run(*args))
     assert line == "error: nope: no such file or bundled model (asg models lists them)"
     assert not (tmp_path / "runs").exists()
 

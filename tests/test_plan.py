@@ -73,4 +73,3 @@ def test_concurrent_calls_do_not_corrupt_each_other(need_ipc):
     assert set(results) == {r["problem_file"] for r in rows}
 
 
-from conftest import need_ipc  # noqa: E402,F401
