@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from asg.cli.options import OutputPath, need_output_for_pictures
+from asg.learning.atomic import atomic_output, atomic_write
 from asg.planning.errors import AsgError
 
 FORMATS = ("text", "png", "svg")
@@ -52,10 +53,8 @@ def _emit(text: str, output: Path | None) -> None:
     if output is None:
         click.echo(text)
         return
-    tmp = output.with_name(output.name + f".tmp{os.getpid()}")
     try:
-        tmp.write_text(text + "\n")
-        os.replace(tmp, output)
+        atomic_write(output, (text + "\n").encode("utf-8"))
     except OSError as err:
         raise AsgError(f"-o/--output {output}: cannot write ({err.strerror})") from None
     click.echo(f"wrote {output}")
@@ -125,10 +124,9 @@ def draw_hierarchy(library, output: Path, fmt: str) -> None:
     ax.set_xticks([])
     ax.set_xlim(0, 1)
     ax.set_title("AlphaNPI-X program hierarchy (arrows: may call)")
-    tmp = output.with_name(output.name + f".tmp.{fmt}")
-    fig.savefig(tmp, format=fmt, bbox_inches="tight")
+    with atomic_output(output) as handle:
+        fig.savefig(handle, format=fmt, bbox_inches="tight")
     plt.close(fig)
-    os.replace(tmp, output)
 
 
 @click.group("fetch", short_help="Run programs in the Fetch 4-block, 2-zone world.")

@@ -6,13 +6,13 @@ FILE is a PDDL file or a bundled model's name (``asg models`` lists them), resol
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import click
 
 from asg.cli.options import ModelPath, OutputPath, need_output_for_pictures
+from asg.learning.atomic import atomic_write
 from asg.planning.errors import AsgError
 
 FORMATS = ("text", "json", "dot", "html", "png", "svg")
@@ -86,11 +86,8 @@ def _emit(text: str, output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
         return
-    tmp = f"{output}.tmp{os.getpid()}"
     try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, output)
+        atomic_write(output, text.encode("utf-8"))
     except OSError as err:
         raise AsgError(f"-o {output}: cannot write ({err.strerror})") from None
     click.echo(f"wrote {output}", err=True)

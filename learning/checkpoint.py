@@ -32,20 +32,19 @@ and state). Writes are atomic (temp file in the same folder, then ``os.replace``
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import json
 import math
 import os
 import sys
-import tempfile
 import zipfile
 from collections import deque
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 import numpy as np
 
+from asg.learning.atomic import atomic_output
 from asg.learning.errors import CheckpointError
 
 FORMAT, VERSION = "asg-checkpoint", 1
@@ -56,29 +55,6 @@ _COMMENT_LEN = len(_SEAL) + _DIGEST_LEN
 _EOCD = b"PK\x05\x06"  # zip end-of-central-directory signature; the comment follows its 22 bytes
 BIT_GENERATORS = {name: getattr(np.random, name) for name in ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")}
 _SCALAR_KINDS = "biuf"  # numpy scalars kept with their exact type: bool, int, uint, float
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-
-
-# -- atomic files ---------------------------------------------------------------------------------
-@contextlib.contextmanager
-def atomic_output(path: str | Path) -> Iterator[BinaryIO]:
-    """A binary handle on a temp file beside ``path``, moved onto ``path`` when the block ends
-    cleanly (``os.replace``); on any exception the temp file is removed and ``path`` untouched."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w+b") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the usual file mode
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 # -- the tree -------------------------------------------------------------------------------------

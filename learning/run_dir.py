@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from asg.learning.atomic import atomic_write
 from asg.learning import checkpoint as ckpt
 from asg.learning.config import TrainConfig, config_from_dict, config_to_dict
 from asg.learning.errors import CheckpointError, ConfigError
@@ -44,12 +45,6 @@ CHECKPOINT_KIND = "asgrl-trainer"
 CONFIG, METRICS, CURVE = "config.json", "metrics.csv", "learning_curve.png"
 CHECKPOINT, CHECKPOINT_META, RESULT, LOCK = "checkpoint.npz", "checkpoint.json", "result.json", ".lock"
 IDENTITY = ("domain", "method", "seed", "model", "learner")  # what config.json and a checkpoint share
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temp file in the same folder and ``os.replace``."""
-    with ckpt.atomic_output(path) as handle:
-        handle.write(data)
 
 
 def atomic_write_json(path: Path, obj: Any) -> None:
