@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from asg.envs.domains import DOMAINS
-from asg.learning.config import make_config
-from asg.learning.experiments import run_grid, summarize
+from asg.learning.asgrl.config import make_config
+from asg.learning.asgrl.experiments import run_grid, summarize
 from asg.learning.registry import bind_domain
-from asg.learning.subgoals import landmark_subgoals
+from asg.learning.asgrl.subgoals import landmark_subgoals
 
 RESULTS = Path(__file__).resolve().parent / "results" / "appendix_f"
 F2_DOMAINS = ("household-v1", "minecraft", "mario")  # one per world (household-v2 shares v1's world)

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from asg.learning.experiments import format_table, run_grid, summarize
+from asg.learning.asgrl.experiments import format_table, run_grid, summarize
 from asg.learning.registry import METHODS, bind_domain
 
 # Atoms outside the paper's models that explain a route (Mario, Household, MineCraft labelers).

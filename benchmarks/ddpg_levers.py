@@ -29,9 +29,9 @@ from pathlib import Path
 
 import torch
 
-from asg.learning.ddpg import config as C
-from asg.learning.ddpg.evaluate import evaluate_atomic
-from asg.learning.ddpg.trainer import train_goal_policy
+from asg.learning.goal_policy import config as C
+from asg.learning.goal_policy.evaluate import evaluate_atomic
+from asg.learning.goal_policy.trainer import train_goal_policy
 
 PROGRAMS = tuple(f"Move_To_Zone_{b}_ORANGE" for b in range(4))
 

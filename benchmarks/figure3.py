@@ -27,10 +27,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from asg.learning.config import PRESETS
+from asg.learning.asgrl.config import PRESETS
 from asg.learning.errors import ConfigError
-from asg.learning.evaluation import curve_on_grid, mean_band, step_grid
-from asg.learning.experiments import GridRun, finished_run, grid_config, run_grid, summarize
+from asg.learning.asgrl.evaluation import curve_on_grid, mean_band, step_grid
+from asg.learning.asgrl.experiments import GridRun, finished_run, grid_config, run_grid, summarize
 from asg.learning.registry import METHODS
 from asg.learning.run_dir import RunDir, atomic_write, atomic_write_json
 

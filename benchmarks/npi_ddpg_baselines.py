@@ -1,6 +1,6 @@
 """AlphaNPI-X Table 2's model-free baselines, m-ddpg and m-ddpg + HER, trained and measured.
 
-Trains each baseline (``asg.learning.ddpg.nonatomic``: Table 5's DDPG, T = 200, programs drawn
+Trains each baseline (``asg.learning.fetch_baselines``: Table 5's DDPG, T = 200, programs drawn
 uniformly per episode, all-on-table starts) for the stated budget in this process, then plays
 ``--eval-episodes`` greedy episodes of each of the 7 expanded non-atomic programs. Success is
 the program's post-condition ψ on the final state. Prints and writes, per program and per
@@ -34,7 +34,7 @@ import torch
 
 def configure(kind: str, args: argparse.Namespace):
     """The baseline's paper config with this benchmark's schedule."""
-    from asg.learning.ddpg.config import nonatomic_baseline
+    from asg.learning.goal_policy.config import nonatomic_baseline
 
     cfg = nonatomic_baseline(her=kind == "m-ddpg-her")
     return replace(cfg, schedule=replace(cfg.schedule, epochs_phase1=args.epochs, cycles=args.cycles,
@@ -43,8 +43,8 @@ def configure(kind: str, args: argparse.Namespace):
 
 def run_kind(kind: str, args: argparse.Namespace) -> dict:
     """Train and evaluate one baseline; its record."""
-    from asg.learning.ddpg.nonatomic import evaluate_baseline, train_baseline
-    from asg.learning.ddpg.runlog import read_metrics
+    from asg.learning.fetch_baselines import evaluate_baseline, train_baseline
+    from asg.learning.goal_policy.runlog import read_metrics
 
     cfg = configure(kind, args)
     run = args.out / f"{kind}-seed{args.seed}"
@@ -70,7 +70,7 @@ def run_kind(kind: str, args: argparse.Namespace) -> dict:
 
 def table_lines(records: dict[str, dict], episodes: int) -> list[str]:
     """Table 2 rows (ours beside the paper's), then every expanded program."""
-    from asg.learning.ddpg.nonatomic import PAPER_TABLE2_BASELINES, TABLE2_ROWS, nonatomic_programs
+    from asg.learning.fetch_baselines import PAPER_TABLE2_BASELINES, TABLE2_ROWS, nonatomic_programs
     from asg.learning.npi.pipeline import PAPER_TABLE2
 
     kinds = list(records)

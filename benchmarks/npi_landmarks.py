@@ -35,7 +35,7 @@ MODES = ["off", "prior", "bonus", "prior-train", "bonus-train"]
 def run_one(mode: str, seed: int, args) -> dict:
     """One training run; its figures."""
     from asg.learning.npi.config import NetConfig, NPIConfig, SearchConfig
-    from asg.learning.npi.models import exact_fetch_model
+    from asg.learning.world_models.program_models import exact_fetch_model
     from asg.learning.npi.trainer import MetaControllerTrainer
 
     guidance, _, scope = mode.partition("-")  # "prior-train": guided self-play, unguided validation

@@ -99,7 +99,7 @@ def train_handler(ctx: click.Context, params: dict[str, Any]) -> None:
 
 
 def _train_goal_policy(params: dict[str, Any]) -> dict[str, Any]:
-    from asg.learning.ddpg import preset, train_goal_policy
+    from asg.learning.goal_policy import preset, train_goal_policy
 
     resume, seed = params.get("resume"), params["seed"]
     name = params.get("preset") or "fast"
@@ -202,7 +202,7 @@ def _shipped_or_none(name: str) -> Path | None:
 def _train_behaviour_model(params: dict[str, Any]) -> dict[str, Any]:
     from dataclasses import replace
 
-    from asg.learning.ddpg import BEHAVIOUR_PRESETS, train_behaviour_model
+    from asg.learning.goal_policy import BEHAVIOUR_PRESETS, train_behaviour_model
 
     name = params.get("preset") or "fast"
     if name not in BEHAVIOUR_PRESETS:
@@ -257,7 +257,7 @@ def _predictor(kind: str, path: Path | None) -> Any:
         if path is not None:
             raise AsgError("--behaviour-model: only with --world-model learned")
         return None
-    from asg.learning.ddpg import LearnedBehaviourModel
+    from asg.learning.goal_policy import LearnedBehaviourModel
 
     return LearnedBehaviourModel.load(path or shipped(SHIPPED_BEHAVIOUR_MODEL))
 
@@ -277,14 +277,14 @@ def eval_handler(params: dict[str, Any]) -> None:
         raise AsgError("--behaviour-model: only with --world-model learned")
     if suite == "atomic":
         from asg.cli.options import split_list
-        from asg.learning.ddpg import evaluate_atomic
+        from asg.learning.goal_policy import evaluate_atomic
         from asg.planning.programs import fetch_library
 
         chosen = split_list("--programs", params.get("program_list"), [p.name for p in fetch_library().atomic])
         result = evaluate_atomic(params.get("policy") or shipped(SHIPPED_POLICY), episodes, params.get("seed", 0),
                                  programs=chosen, starts=params.get("starts") or "table")
     elif suite == "multistep":
-        from asg.learning.ddpg import evaluate_multistep
+        from asg.learning.goal_policy import evaluate_multistep
 
         result = evaluate_multistep(params.get("policy") or shipped(SHIPPED_POLICY), episodes, params.get("seed", 0))
         rows = {n: r["success_rate"] for n, r in result["suites"].items()}

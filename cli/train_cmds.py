@@ -31,7 +31,7 @@ def _method_names() -> list[str]:
 
 
 def _preset_names() -> list[str]:
-    from asg.learning.config import PRESETS
+    from asg.learning.asgrl.config import PRESETS
 
     return list(PRESETS)
 
@@ -70,7 +70,7 @@ def _stop_reason(result: dict[str, Any]) -> str:
 
 def _check_preset(preset: str | None) -> None:
     """AsgError unless ``preset`` is None or a name of ``config.PRESETS``."""
-    from asg.learning.config import PRESETS
+    from asg.learning.asgrl.config import PRESETS
 
     if preset is not None and preset not in PRESETS:
         raise AsgError(f"--preset: unknown preset {preset!r} for an ASGRL domain; choose from {', '.join(PRESETS)}")
@@ -183,10 +183,10 @@ def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path |
     result.json). Ctrl-C checkpoints; --resume DIR continues (exit 130 when interrupted).
     --domain fetch-programs trains the AlphaNPI-X stages instead (--stage).
     """
-    from asg.learning.config import make_config, merge_overrides
+    from asg.learning.asgrl.config import make_config, merge_overrides
     from asg.learning.registry import bind_domain, make_subgoals
     from asg.learning.run_dir import RunDir, default_run_path
-    from asg.learning.trainer import train
+    from asg.learning.asgrl.trainer import train
 
     binding = None
     if domain is not None and not _check_domain(domain):
@@ -293,7 +293,7 @@ def eval_cmd(run_dir: Path | None, episodes: int | None, as_json: bool, domain: 
             raise AsgError(f"--domain {domain}: asg eval re-evaluates a saved run; give its folder "
                            f"(asg eval RUN_DIR; asg train --domain {domain} writes one)")
         raise AsgError("give a run directory (asg eval RUN_DIR) or --domain fetch-programs")
-    from asg.learning.evaluation import eval_seeds, evaluate
+    from asg.learning.asgrl.evaluation import eval_seeds, evaluate
     from asg.learning.registry import bind_domain, env_max_steps, make_subgoals
     from asg.learning.run_dir import RunDir
 
@@ -340,7 +340,7 @@ def compare_cmd(domain: str, methods: tuple[str, ...], seeds: int, steps: int | 
                 eval_episodes: int | None, out: Path | None, preset: str, eval_epsilon: float | None,
                 curve_eval: str | None, quiet: bool, as_json: bool) -> None:
     """Run methods x seeds on one domain; write Figure 3 as a table and a plot."""
-    from asg.learning.experiments import format_table, run_grid, summarize, write_report
+    from asg.learning.asgrl.experiments import format_table, run_grid, summarize, write_report
     from asg.learning.registry import METHODS, bind_domain
 
     if not _check_domain(domain):

@@ -12,12 +12,12 @@ from typing import Any, Callable
 
 import gymnasium as gym
 
-from asg.learning.asgrl import HierarchicalLearner
-from asg.learning.baselines import FlatLearner
-from asg.learning.config import FlatConfig, HierarchicalConfig, TrainConfig, check_subgoals
-from asg.learning.episode import Learner
+from asg.learning.asgrl.hierarchical import HierarchicalLearner
+from asg.learning.asgrl.baselines import FlatLearner
+from asg.learning.asgrl.config import FlatConfig, HierarchicalConfig, TrainConfig, check_subgoals
+from asg.learning.asgrl.episode import Learner
 from asg.learning.errors import DomainError
-from asg.learning.subgoals import Labeler, SubgoalSet, landmark_subgoals, plan_subgoals
+from asg.learning.asgrl.subgoals import Labeler, SubgoalSet, landmark_subgoals, plan_subgoals
 from asg.planning.task import Task
 
 

@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 
 from asg.learning.atomic import atomic_write
 from asg.learning import checkpoint as ckpt
-from asg.learning.config import TrainConfig, config_from_dict, config_to_dict
+from asg.learning.asgrl.config import TrainConfig, config_from_dict, config_to_dict
 from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.registry import bind_domain, build_learner, make_subgoals
 

@@ -47,8 +47,8 @@ def legacy_policy(path: Path) -> Any:
     """A policy from the older plain-``.npz`` policy file (arrays only, no pickle)."""
     import numpy as np
 
-    from asg.learning.ddpg.normalizer import NormStats
-    from asg.learning.ddpg.rollout import PolicySnapshot
+    from asg.learning.goal_policy.normalizer import NormStats
+    from asg.learning.goal_policy.rollout import PolicySnapshot
 
     with np.load(path, allow_pickle=False) as data:
         n = int(data["n_layers"])
@@ -62,8 +62,8 @@ def legacy_behaviour_model(path: Path) -> Any:
     """A behaviour model from the older ``torch.save`` file of tensors (``weights_only=True``)."""
     import torch
 
-    from asg.learning.ddpg.behaviour_model import BehaviourNet, LearnedBehaviourModel
-    from asg.learning.ddpg.normalizer import Normalizer
+    from asg.learning.world_models.behaviour_model import BehaviourNet, LearnedBehaviourModel
+    from asg.learning.goal_policy.normalizer import Normalizer
 
     data = torch.load(path, weights_only=True)
     net = BehaviourNet(int(data["state_dim"]), int(data["n_programs"]), tuple(data["hidden"]))
@@ -81,7 +81,7 @@ def convert_legacy() -> None:
     import torch
 
     from asg.learning import checkpoint as ckpt
-    from asg.learning.ddpg.evaluate import save_policy
+    from asg.learning.goal_policy.evaluate import save_policy
     from asg.learning.npi.pipeline import CHECKPOINT_KIND, CHECKPOINT_VERSION, _identity
 
     manifest = _json(PRETRAINED / "MANIFEST.json")
@@ -125,8 +125,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def ship(args: argparse.Namespace) -> None:
     """Copy (re-save, verified) the three stages and write the manifest."""
-    from asg.learning.ddpg.behaviour_model import LearnedBehaviourModel
-    from asg.learning.ddpg.evaluate import load_policy, save_policy
+    from asg.learning.world_models.behaviour_model import LearnedBehaviourModel
+    from asg.learning.goal_policy.evaluate import load_policy, save_policy
 
     commands = dict(item.split("=", 1) for item in args.command)
     save_policy(load_policy(args.goal_policy), PRETRAINED / FILES["goal-policy"])

@@ -6,11 +6,11 @@ import pytest
 from toy_domains import Corridor, corridor_binding
 
 from asg import pddl_models
-from asg.learning.baselines import FlatLearner
-from asg.learning.config import FlatConfig, TrainConfig, default_learner, merge_overrides
+from asg.learning.asgrl.baselines import FlatLearner
+from asg.learning.asgrl.config import FlatConfig, TrainConfig, default_learner, merge_overrides
 from asg.learning.registry import METHODS, build_learner, make_subgoals
-from asg.learning.subgoals import landmark_subgoals
-from asg.learning.trainer import train
+from asg.learning.asgrl.subgoals import landmark_subgoals
+from asg.learning.asgrl.trainer import train
 from asg.planning import load_task
 
 
@@ -36,7 +36,7 @@ def test_plan_hrl_runs_and_has_one_subgoal_per_plan_operator():
 
 
 def test_plan_hrl_on_mario_follows_the_ladder_plan():
-    from asg.learning.config import make_config
+    from asg.learning.asgrl.config import make_config
 
     cfg = make_config("mario", "plan-hrl")
     subgoals = make_subgoals(cfg, load_task(pddl_models.path("mario")))
@@ -91,7 +91,7 @@ def test_landmark_hrl_and_asgrl_share_the_learner_but_not_the_skill_count():
 
 
 def test_curves_are_held_on_a_common_step_grid_with_a_band():
-    from asg.learning.evaluation import curve_on_grid, mean_band, step_grid
+    from asg.learning.asgrl.evaluation import curve_on_grid, mean_band, step_grid
 
     grid = step_grid(100, points=4)  # 0, 25, 50, 75, 100
     held = curve_on_grid([0, 30, 60], [0.0, 0.5, 1.0], grid)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from asg.learning.ddpg.behaviour_model import (
+from asg.learning.world_models.behaviour_model import (
     BehaviourConfig, BehaviourDataset, LearnedBehaviourModel, agreement, collect_dataset, compare_with_exact,
     failure_report, fit_behaviour_model, train_behaviour_model,
 )
@@ -65,8 +65,8 @@ def test_same_seed_same_model():
 
 
 def untrained_policy():
-    from asg.learning.ddpg.config import AgentConfig
-    from asg.learning.ddpg.ddpg import DDPGAgent
+    from asg.learning.goal_policy.config import AgentConfig
+    from asg.learning.goal_policy.ddpg import DDPGAgent
 
     return DDPGAgent(70, 12, 4, AgentConfig(hidden=(16, 16)), seed=0).snapshot()
 
@@ -87,7 +87,7 @@ def test_algorithm3_data_follows_the_no_reset_rule():
 
 
 def test_train_behaviour_model_end_to_end_and_files(tmp_path):
-    from asg.learning.ddpg.evaluate import save_policy
+    from asg.learning.goal_policy.evaluate import save_policy
 
     save_policy(untrained_policy(), tmp_path / "policy.npz")
     cfg = BehaviourConfig(hidden=(32, 32), episodes=10, epochs=2, n_envs=5, held_out=0.3)
@@ -185,7 +185,7 @@ def test_the_goal_anchor_starts_from_the_goal_setters_target(tmp_path):
     from asg.envs.fetch.behaviour_model import ExactBehaviourModel
     from asg.envs.fetch.goal_setter import atomic_programs, goal
     from asg.envs.fetch.layout import REST_Z
-    from asg.learning.ddpg.behaviour_model import anchor_states
+    from asg.learning.world_models.behaviour_model import anchor_states
 
     names = atomic_programs()
     rng = np.random.default_rng(3)

@@ -62,11 +62,11 @@ def _corruptions(path: Path, other_kind: Path):
 
 def _file_kinds(tmp_path):
     """(path, loader) for every kind of file asg saves."""
-    from asg.learning.ddpg.behaviour_model import BehaviourDataset, BehaviourNet, LearnedBehaviourModel
-    from asg.learning.ddpg.ddpg import DDPGAgent
-    from asg.learning.ddpg.config import AgentConfig
-    from asg.learning.ddpg.evaluate import load_policy, save_policy
-    from asg.learning.ddpg.normalizer import Normalizer
+    from asg.learning.world_models.behaviour_model import BehaviourDataset, BehaviourNet, LearnedBehaviourModel
+    from asg.learning.goal_policy.ddpg import DDPGAgent
+    from asg.learning.goal_policy.config import AgentConfig
+    from asg.learning.goal_policy.evaluate import load_policy, save_policy
+    from asg.learning.goal_policy.normalizer import Normalizer
 
     policy = DDPGAgent(70, 12, 4, AgentConfig(hidden=(8,)), seed=0).snapshot()
     save_policy(policy, tmp_path / "policy.npz")
@@ -114,7 +114,7 @@ def test_writes_are_atomic(tmp_path, monkeypatch):
 def test_goal_policy_and_meta_controller_checkpoints_refuse_corruption(tmp_path):
     from test_ddpg_train import PointReachTask, reach_config
 
-    from asg.learning.ddpg.trainer import train_goal_policy
+    from asg.learning.goal_policy.trainer import train_goal_policy
 
     run = tmp_path / "gp"
     train_goal_policy(reach_config(epochs=1), run, task=PointReachTask(), seed=0)

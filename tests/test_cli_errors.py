@@ -202,7 +202,7 @@ def test_sigterm_interrupts_a_command_in_one_line(monkeypatch):
 
 @pytest.mark.parametrize("with_checkpoint", [False, True])
 def test_goal_policy_ctrl_c_suggests_resume_only_with_a_checkpoint(tmp_path, monkeypatch, with_checkpoint):
-    import asg.learning.ddpg as ddpg
+    import asg.learning.goal_policy as ddpg
 
     out = tmp_path / "gp"
 

@@ -6,7 +6,7 @@ import pytest
 
 from asg.envs.domains import DOMAINS
 from asg.envs.mvtr_traces import ExplorationConfig, run_mvtr
-from asg.learning.subgoals import landmark_subgoals, plan_subgoals
+from asg.learning.asgrl.subgoals import landmark_subgoals, plan_subgoals
 from asg.planning import compute_landmarks, load_task
 
 WORLDS = {"household-v1": "household", "mario": "mario", "minecraft": "minecraft"}

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from asg.learning.config import config_to_dict, make_config
+from asg.learning.asgrl.config import config_to_dict, make_config
 from asg.learning.configio import read_config, to_dict
-from asg.learning.ddpg import config as goal_cfg
-from asg.learning.ddpg.behaviour_model import BEHAVIOUR_PRESETS
+from asg.learning.goal_policy import config as goal_cfg
+from asg.learning.world_models.behaviour_model import BEHAVIOUR_PRESETS
 from asg.learning.errors import ConfigError
 from asg.learning.npi import config as npi_cfg
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 from toy_domains import corridor_binding
 
-from asg.learning.config import DiversityConfig, QConfig, TrainConfig, default_learner, merge_overrides
-from asg.learning.diversity import SkillSet
+from asg.learning.asgrl.config import DiversityConfig, QConfig, TrainConfig, default_learner, merge_overrides
+from asg.learning.asgrl.diversity import SkillSet
 from asg.learning.registry import build_learner, make_subgoals
 
 
@@ -68,6 +68,6 @@ def test_curriculum_stops_at_the_number_of_terminal_states_on_the_corridor():
 
 
 def _side_keys():
-    from asg.learning.tabular_q import obs_key
+    from asg.learning.asgrl.tabular_q import obs_key
 
     return [obs_key(np.array([0, 0], np.int8)), obs_key(np.array([6, 0], np.int8))]

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from asg.learning.ddpg import config as C
-from asg.learning.ddpg.ddpg import DDPGAgent
-from asg.learning.ddpg.demos import bc_loss
-from asg.learning.ddpg.her import Transitions, relabel_probability, sample_transitions
-from asg.learning.ddpg.normalizer import Normalizer
-from asg.learning.ddpg.replay import EpisodeBuffer, StateBuffer
+from asg.learning.goal_policy import config as C
+from asg.learning.goal_policy.ddpg import DDPGAgent
+from asg.learning.goal_policy.demos import bc_loss
+from asg.learning.goal_policy.her import Transitions, relabel_probability, sample_transitions
+from asg.learning.goal_policy.normalizer import Normalizer
+from asg.learning.goal_policy.replay import EpisodeBuffer, StateBuffer
 from asg.learning.errors import ConfigError
 
 torch.set_num_threads(1)
@@ -211,7 +211,7 @@ def test_fetch_batch_rotates_into_the_focus_frame_and_matches_env_steps():
     from asg.envs.fetch.env import FetchBlocksEnv
     from asg.envs.fetch.goal_setter import acting_block
     from asg.envs.fetch.permutation import rotate_goal, rotate_observation
-    from asg.learning.ddpg.rollout import EpisodeSpec, FetchTask, RolloutWorker
+    from asg.learning.goal_policy.rollout import EpisodeSpec, FetchTask, RolloutWorker
 
     task = replace(FetchTask(), horizon=5)
     agent = DDPGAgent(70, 12, 4, C.AgentConfig(hidden=(16, 16)), seed=0)

@@ -6,16 +6,16 @@ import sys
 import numpy as np
 import pytest
 
-from asg.learning.ddpg.config import AgentConfig, ExploreConfig
-from asg.learning.ddpg.distributed import make_collector
-from asg.learning.ddpg.rollout import EpisodeSpec, FetchTask, RolloutWorker
+from asg.learning.goal_policy.config import AgentConfig, ExploreConfig
+from asg.learning.goal_policy.distributed import make_collector
+from asg.learning.goal_policy.rollout import EpisodeSpec, FetchTask, RolloutWorker
 from asg.learning.errors import ConfigError
 
 
 def untrained_policy():
     import torch
 
-    from asg.learning.ddpg.ddpg import DDPGAgent
+    from asg.learning.goal_policy.ddpg import DDPGAgent
 
     torch.set_num_threads(1)
     return DDPGAgent(70, 12, 4, AgentConfig(hidden=(16, 16)), seed=0).snapshot()
@@ -54,7 +54,7 @@ def test_two_local_ray_workers_match_local_rollouts():
 def test_rollout_workers_need_neither_torch_nor_ray():
     import subprocess
 
-    code = ("import sys, asg.learning.ddpg.rollout, asg.learning.ddpg.distributed\n"
+    code = ("import sys, asg.learning.goal_policy.rollout, asg.learning.goal_policy.distributed\n"
             "print(sorted(m for m in ('torch', 'ray') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 
-from asg.learning.ddpg import config as C
-from asg.learning.ddpg.evaluate import PolicyController, evaluate_atomic, evaluate_multistep, load_policy
-from asg.learning.ddpg.rollout import EpisodeSpec, RolloutWorker
-from asg.learning.ddpg.runlog import read_metrics
-from asg.learning.ddpg.trainer import GoalPolicyTrainer, train_goal_policy
+from asg.learning.goal_policy import config as C
+from asg.learning.goal_policy.evaluate import PolicyController, evaluate_atomic, evaluate_multistep, load_policy
+from asg.learning.goal_policy.rollout import EpisodeSpec, RolloutWorker
+from asg.learning.goal_policy.runlog import read_metrics
+from asg.learning.goal_policy.trainer import GoalPolicyTrainer, train_goal_policy
 from asg.learning.errors import CheckpointError, ConfigError
 
 torch.set_num_threads(1)
@@ -122,7 +122,7 @@ def tiny_fetch(epochs1: int = 1, epochs2: int = 1, **schedule) -> C.GoalPolicyCo
 
 
 def untrained_policy():
-    from asg.learning.ddpg.ddpg import DDPGAgent
+    from asg.learning.goal_policy.ddpg import DDPGAgent
 
     return DDPGAgent(70, 12, 4, C.AgentConfig(hidden=(32, 32)), seed=0).snapshot()
 
@@ -176,8 +176,8 @@ def test_demo_states_restore_and_demo_starts_run():
     from asg.envs.fetch.env import FetchBlocksEnv
     from asg.envs.fetch.permutation import rotate_goal, rotate_observation
     from asg.envs.fetch.simulation import SimState
-    from asg.learning.ddpg.demos import demo_start, generate_demos
-    from asg.learning.ddpg.rollout import FetchTask
+    from asg.learning.goal_policy.demos import demo_start, generate_demos
+    from asg.learning.goal_policy.rollout import FetchTask
 
     demos = generate_demos(2, seed=0)
     assert len(demos) == 2 and demos.o.shape == (2, 51, 70) and demos.states.shape[:2] == (2, 50)

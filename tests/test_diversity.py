@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from asg.learning.clustering import KMeansAbstraction, kmeans
-from asg.learning.config import (DiversityConfig, QConfig, config_from_dict, config_to_dict, make_config,
+from asg.learning.asgrl.clustering import KMeansAbstraction, kmeans
+from asg.learning.asgrl.config import (DiversityConfig, QConfig, config_from_dict, config_to_dict, make_config,
                                  merge_overrides)
-from asg.learning.diversity import (DiversityEstimator, SkillSet, bayes_posterior, count_posterior,
+from asg.learning.asgrl.diversity import (DiversityEstimator, SkillSet, bayes_posterior, count_posterior,
                                     diversity_reward)
 from asg.learning.errors import ConfigError
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from asg.learning.config import make_config
+from asg.learning.asgrl.config import make_config
 from asg.learning.errors import ConfigError
-from asg.learning.experiments import finished_run, run_grid
+from asg.learning.asgrl.experiments import finished_run, run_grid
 from asg.learning.run_dir import RunDir
-from asg.learning.trainer import train
+from asg.learning.asgrl.trainer import train
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "figure3.py"
 

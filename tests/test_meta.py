@@ -6,11 +6,11 @@ import pytest
 from toy_domains import Corridor, corridor_binding
 
 from asg import pddl_models
-from asg.learning.config import MetaConfig, TrainConfig, default_learner, merge_overrides
+from asg.learning.asgrl.config import MetaConfig, TrainConfig, default_learner, merge_overrides
 from asg.learning.errors import DomainError
-from asg.learning.meta_controller import MetaController, MetaTransition, history_state, low_level_state
-from asg.learning.subgoals import Subgoal, SubgoalSet, SubgoalWrapper, landmark_subgoals
-from asg.learning.trainer import train
+from asg.learning.asgrl.meta_controller import MetaController, MetaTransition, history_state, low_level_state
+from asg.learning.asgrl.subgoals import Subgoal, SubgoalSet, SubgoalWrapper, landmark_subgoals
+from asg.learning.asgrl.trainer import train
 from asg.planning import load_task
 from asg.planning.task import Atom
 

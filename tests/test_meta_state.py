@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 from toy_domains import corridor_binding
 
-from asg.learning.config import TrainConfig, default_learner, merge_overrides
+from asg.learning.asgrl.config import TrainConfig, default_learner, merge_overrides
 from asg.learning.registry import build_learner, make_subgoals
-from asg.learning.tabular_q import obs_key
+from asg.learning.asgrl.tabular_q import obs_key
 
 
 def _learner(state: str):

@@ -15,7 +15,7 @@ from asg.learning.npi.mcts import (
     SearchContext, add_dirichlet, execute, expand, masked_priors, new_root, q_values, run_simulations,
     stop_value, tree_policy,
 )
-from asg.learning.npi.models import AtomWorld
+from asg.learning.world_models.program_models import AtomWorld
 from asg.planning.programs import compile_library
 from asg.planning.task import Atom
 

@@ -28,9 +28,9 @@ def checkpoint(tmp_path_factory):
 def policy_file(tmp_path_factory):
     import torch
 
-    from asg.learning.ddpg.config import AgentConfig
-    from asg.learning.ddpg.ddpg import DDPGAgent
-    from asg.learning.ddpg.evaluate import save_policy
+    from asg.learning.goal_policy.config import AgentConfig
+    from asg.learning.goal_policy.ddpg import DDPGAgent
+    from asg.learning.goal_policy.evaluate import save_policy
 
     torch.set_num_threads(1)
     policy = DDPGAgent(70, 12, 4, AgentConfig(hidden=(16, 16)), seed=0).snapshot()  # untrained
@@ -39,7 +39,7 @@ def policy_file(tmp_path_factory):
 
 def test_the_goal_policy_runs_the_atomic_programs(checkpoint, policy_file, tmp_path, monkeypatch):
     from asg.envs.fetch.goal_setter import acting_block
-    from asg.learning.ddpg.evaluate import PolicyController
+    from asg.learning.goal_policy.evaluate import PolicyController
 
     blocks, actions = [], []
     reset, act = PolicyController.reset, PolicyController.act

@@ -12,7 +12,7 @@ import torch
 from asg.learning.errors import ConfigError
 from asg.learning.npi.config import NPIConfig, SearchConfig, from_dict, to_dict
 from asg.learning.npi.mcts import Trace
-from asg.learning.npi.models import exact_fetch_model
+from asg.learning.world_models.program_models import exact_fetch_model
 from asg.learning.npi.network import AlphaNPINet
 from asg.learning.npi.pipeline import train_meta_controller
 from asg.learning.npi.selfplay import EpisodeJob, SelfPlay, resolve_backend

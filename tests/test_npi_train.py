@@ -12,7 +12,7 @@ from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.npi.config import NetConfig, NPIConfig, SearchConfig, from_dict, to_dict
 from asg.learning.npi.landmark_guidance import LandmarkGuide
 from asg.learning.npi.mcts import SearchContext, execute
-from asg.learning.npi.models import HOME_GRIP, exact_fetch_model
+from asg.learning.world_models.program_models import HOME_GRIP, exact_fetch_model
 from asg.learning.npi.network import AlphaNPINet, make_batch, trace_loss
 from asg.learning.npi.pipeline import build_model, evaluate_programs, train_meta_controller
 from asg.learning.npi.selfplay import EpisodeJob, SelfPlay, start_state
@@ -62,7 +62,7 @@ def test_synthetic_start_states_are_table_layouts(model):
 
 def test_learned_model_adapter_and_real_env_model(model):
     from asg.envs.fetch.behaviour_model import ExactBehaviourModel
-    from asg.learning.npi.models import RealFetchModel, learned_fetch_model
+    from asg.learning.world_models.program_models import RealFetchModel, learned_fetch_model
 
     learned = learned_fetch_model(ExactBehaviourModel())  # any predict(obs, program) fits
     state = model.initial_state(np.random.default_rng(3))

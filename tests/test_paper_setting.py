@@ -8,13 +8,13 @@ import json
 import numpy as np
 import pytest
 
-from asg.learning.config import (PRESETS, FlatConfig, HierarchicalConfig, QConfig, config_from_dict,
+from asg.learning.asgrl.config import (PRESETS, FlatConfig, HierarchicalConfig, QConfig, config_from_dict,
                                  config_to_dict, make_config)
 from asg.learning.errors import ConfigError
-from asg.learning.evaluation import EpsilonActions, epsilon_eval_seeds, eval_seeds, evaluate
+from asg.learning.asgrl.evaluation import EpsilonActions, epsilon_eval_seeds, eval_seeds, evaluate
 from asg.learning.registry import METHODS, bind_domain, build_learner, env_max_steps, make_subgoals
-from asg.learning.tabular_q import TabularQ, q_update, q_update_sequential
-from asg.learning.trainer import TrainResult, train
+from asg.learning.asgrl.tabular_q import TabularQ, q_update, q_update_sequential
+from asg.learning.asgrl.trainer import TrainResult, train
 
 HIERARCHICAL = ("asgrl", "asgrl-curriculum", "landmark-hrl", "plan-hrl")
 FLAT = ("landmark-shaping", "goal-q")

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from asg.learning.config import make_config
+from asg.learning.asgrl.config import make_config
 from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.run_dir import CHECKPOINT, RunDir, RunLock
-from asg.learning.trainer import train
+from asg.learning.asgrl.trainer import train
 
 
 def _small(seed: int = 0):

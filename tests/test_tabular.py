@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from asg.learning.config import QConfig
-from asg.learning.tabular_q import QTable, StateIndex, TabularQ, TransitionBuffer, obs_key, q_update
+from asg.learning.asgrl.config import QConfig
+from asg.learning.asgrl.tabular_q import QTable, StateIndex, TabularQ, TransitionBuffer, obs_key, q_update
 
 
 def batch(s, a, s2, r, done, bonus=None):
@@ -19,8 +19,8 @@ def batch(s, a, s2, r, done, bonus=None):
 
 
 def test_no_torch_in_tabular_code():
-    code = ("import sys, asg.learning.asgrl, asg.learning.baselines, asg.learning.trainer, "
-            "asg.learning.experiments, asg.learning.clustering; "
+    code = ("import sys, asg.learning.asgrl.hierarchical, asg.learning.asgrl.baselines, asg.learning.asgrl.trainer, "
+            "asg.learning.asgrl.experiments, asg.learning.asgrl.clustering; "
             "sys.exit('torch' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 

@@ -5,11 +5,11 @@ import pickle
 
 import pytest
 
-from asg.learning.config import make_config, merge_overrides
-from asg.learning.evaluation import eval_seeds, evaluate
+from asg.learning.asgrl.config import make_config, merge_overrides
+from asg.learning.asgrl.evaluation import eval_seeds, evaluate
 from asg.learning.registry import bind_domain, build_learner, env_max_steps, make_subgoals
 from asg.learning.run_dir import RunDir
-from asg.learning.trainer import train
+from asg.learning.asgrl.trainer import train
 
 
 def _rows_without_wall(run: RunDir) -> list[dict[str, str]]:

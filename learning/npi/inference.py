@@ -24,7 +24,7 @@ import numpy as np
 from asg.learning.npi.mcts import (
     SearchContext, Trace, execute, masked_priors, most_visited, new_root, run_simulations,
 )
-from asg.learning.npi.models import EnvironmentModel
+from asg.learning.world_models.program_models import EnvironmentModel
 
 MODES = ("network", "plan", "replan")
 
@@ -79,7 +79,7 @@ class _Focused:
 
 def policy_controller(path: str | Path) -> Controller:
     """The learned goal policy of ``path`` (``policy.npz`` or its run folder) as a controller."""
-    from asg.learning.ddpg.evaluate import PolicyController, load_policy
+    from asg.learning.goal_policy.evaluate import PolicyController, load_policy
     from asg.learning.errors import CheckpointError
 
     policy = load_policy(path)

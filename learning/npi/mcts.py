@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from asg.learning.npi.config import SearchConfig
-from asg.learning.npi.models import EnvironmentModel
+from asg.learning.world_models.program_models import EnvironmentModel
 from asg.planning.task import Atom
 
 

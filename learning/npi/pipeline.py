@@ -24,7 +24,7 @@ from asg.learning.npi.inference import (
     MODES, CallRecord, FetchExecutor, ModelExecutor, call_tree_png, policy_controller, run_program,
 )
 from asg.learning.npi.mcts import SearchContext
-from asg.learning.npi.models import EnvironmentModel, RealFetchModel, exact_fetch_model, learned_fetch_model
+from asg.learning.world_models.program_models import EnvironmentModel, RealFetchModel, exact_fetch_model, learned_fetch_model
 from asg.learning.npi.network import AlphaNPINet
 from asg.learning.npi.selfplay import import_ray, make_guide, resolve_backend, start_state
 from asg.learning.npi.trainer import MetaControllerTrainer

@@ -22,7 +22,7 @@ from asg.learning.errors import ConfigError
 from asg.learning.npi.config import BACKENDS, SearchConfig
 from asg.learning.npi.landmark_guidance import LandmarkGuide
 from asg.learning.npi.mcts import SearchContext, Trace, execute
-from asg.learning.npi.models import EnvironmentModel
+from asg.learning.world_models.program_models import EnvironmentModel
 from asg.learning.npi.network import NetSnapshot
 
 MAX_START_DRAWS = 1000

@@ -21,7 +21,7 @@ import torch
 
 from asg.learning.npi.config import NPIConfig
 from asg.learning.npi.mcts import Trace
-from asg.learning.npi.models import EnvironmentModel
+from asg.learning.world_models.program_models import EnvironmentModel
 from asg.learning.npi.network import AlphaNPINet, make_batch, trace_loss
 from asg.learning.npi.selfplay import EpisodeJob, SelfPlay
 

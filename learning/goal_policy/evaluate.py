@@ -17,8 +17,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from asg.learning.ddpg.normalizer import NormStats
-from asg.learning.ddpg.rollout import EpisodeSpec, FetchTask, PolicySnapshot, RolloutWorker
+from asg.learning.goal_policy.normalizer import NormStats
+from asg.learning.goal_policy.rollout import EpisodeSpec, FetchTask, PolicySnapshot, RolloutWorker
 from asg.learning import checkpoint as ckpt
 from asg.learning.errors import CheckpointError
 

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from asg.learning.ddpg.her import RewardFn, Transitions, sample_transitions
+from asg.learning.goal_policy.her import RewardFn, Transitions, sample_transitions
 
 
 class EpisodeBuffer:

@@ -20,12 +20,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from asg.learning.ddpg.config import AgentConfig
-from asg.learning.ddpg.demos import bc_loss
-from asg.learning.ddpg.her import Transitions, concat
-from asg.learning.ddpg.networks import Actor, Critic, actor_arrays
-from asg.learning.ddpg.normalizer import Normalizer
-from asg.learning.ddpg.rollout import PolicySnapshot
+from asg.learning.goal_policy.config import AgentConfig
+from asg.learning.goal_policy.demos import bc_loss
+from asg.learning.goal_policy.her import Transitions, concat
+from asg.learning.goal_policy.networks import Actor, Critic, actor_arrays
+from asg.learning.goal_policy.normalizer import Normalizer
+from asg.learning.goal_policy.rollout import PolicySnapshot
 
 
 class DDPGAgent:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from asg.learning.ddpg.rollout import Episodes
+from asg.learning.goal_policy.rollout import Episodes
 
 
 class ExpertLabels:

@@ -20,8 +20,8 @@ from typing import Any, Sequence
 import gymnasium as gym
 import numpy as np
 
-from asg.learning.episode import EpisodeStats, Learner
-from asg.learning.subgoals import Labeler
+from asg.learning.asgrl.episode import EpisodeStats, Learner
+from asg.learning.asgrl.subgoals import Labeler
 
 
 @dataclass(frozen=True)

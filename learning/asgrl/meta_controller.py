@@ -15,7 +15,7 @@ from typing import Any, Hashable, Sequence
 
 import numpy as np
 
-from asg.learning.config import MetaConfig
+from asg.learning.asgrl.config import MetaConfig
 
 MetaAction = tuple[int, int]  # (subgoal index, skill index)
 

@@ -15,18 +15,18 @@ Entry points for the CLI: :func:`train_goal_policy`, :func:`train_behaviour_mode
 from __future__ import annotations
 
 _LAZY = {
-    "GoalPolicyConfig": "asg.learning.ddpg.config",
-    "PRESETS": "asg.learning.ddpg.config",
-    "preset": "asg.learning.ddpg.config",
-    "train_goal_policy": "asg.learning.ddpg.trainer",
-    "train_behaviour_model": "asg.learning.ddpg.behaviour_model",
-    "BehaviourConfig": "asg.learning.ddpg.behaviour_model",
-    "BEHAVIOUR_PRESETS": "asg.learning.ddpg.behaviour_model",
-    "LearnedBehaviourModel": "asg.learning.ddpg.behaviour_model",
-    "evaluate_atomic": "asg.learning.ddpg.evaluate",
-    "evaluate_multistep": "asg.learning.ddpg.evaluate",
-    "train_baseline": "asg.learning.ddpg.nonatomic",
-    "evaluate_baseline": "asg.learning.ddpg.nonatomic",
+    "GoalPolicyConfig": "asg.learning.goal_policy.config",
+    "PRESETS": "asg.learning.goal_policy.config",
+    "preset": "asg.learning.goal_policy.config",
+    "train_goal_policy": "asg.learning.goal_policy.trainer",
+    "train_behaviour_model": "asg.learning.world_models.behaviour_model",
+    "BehaviourConfig": "asg.learning.world_models.behaviour_model",
+    "BEHAVIOUR_PRESETS": "asg.learning.world_models.behaviour_model",
+    "LearnedBehaviourModel": "asg.learning.world_models.behaviour_model",
+    "evaluate_atomic": "asg.learning.goal_policy.evaluate",
+    "evaluate_multistep": "asg.learning.goal_policy.evaluate",
+    "train_baseline": "asg.learning.fetch_baselines",
+    "evaluate_baseline": "asg.learning.fetch_baselines",
 }
 
 

@@ -25,8 +25,8 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
-from asg.learning.ddpg.config import ExploreConfig
-from asg.learning.ddpg.normalizer import NormStats
+from asg.learning.goal_policy.config import ExploreConfig
+from asg.learning.goal_policy.normalizer import NormStats
 
 UNIFORM_XY = ((1.19, 0.45), (1.49, 1.05))  # table area of uniform goals: block region and both zones
 P_GOAL_IN_AIR = 0.5  # FetchPickAndPlace: half of its targets are in the air

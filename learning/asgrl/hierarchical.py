@@ -14,14 +14,14 @@ from typing import Any, Hashable
 import gymnasium as gym
 import numpy as np
 
-from asg.learning.config import HierarchicalConfig
-from asg.learning.clustering import KMeansAbstraction
-from asg.learning.diversity import SkillSet
-from asg.learning.episode import EpisodeStats
-from asg.learning.meta_controller import (MetaAction, MetaController, MetaTransition, history_state,
+from asg.learning.asgrl.config import HierarchicalConfig
+from asg.learning.asgrl.clustering import KMeansAbstraction
+from asg.learning.asgrl.diversity import SkillSet
+from asg.learning.asgrl.episode import EpisodeStats
+from asg.learning.asgrl.meta_controller import (MetaAction, MetaController, MetaTransition, history_state,
                                           low_level_state)
-from asg.learning.subgoals import Labeler, SubgoalSet, SubgoalWrapper
-from asg.learning.tabular_q import StateIndex, obs_key
+from asg.learning.asgrl.subgoals import Labeler, SubgoalSet, SubgoalWrapper
+from asg.learning.asgrl.tabular_q import StateIndex, obs_key
 
 
 class HierarchicalLearner:

@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 import gymnasium as gym
 
-from asg.learning.subgoals import Labeler, SubgoalSet
+from asg.learning.asgrl.subgoals import Labeler, SubgoalSet
 
 
 @dataclass(frozen=True)

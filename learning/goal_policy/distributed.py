@@ -14,8 +14,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from asg.learning.ddpg.config import ExploreConfig
-from asg.learning.ddpg.rollout import EpisodeSpec, Episodes, GoalTask, PolicySnapshot, RolloutWorker
+from asg.learning.goal_policy.config import ExploreConfig
+from asg.learning.goal_policy.rollout import EpisodeSpec, Episodes, GoalTask, PolicySnapshot, RolloutWorker
 from asg.learning.errors import ConfigError
 
 

@@ -37,16 +37,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from asg.learning.ddpg import config as cfgmod
-from asg.learning.ddpg.config import GoalPolicyConfig
-from asg.learning.ddpg.dagger import ExpertLabels, label_episodes
-from asg.learning.ddpg.ddpg import DDPGAgent
-from asg.learning.ddpg.demos import DemoSet, demo_start, generate_demos
-from asg.learning.ddpg.distributed import make_collector
-from asg.learning.ddpg.evaluate import POLICY_FILE, family, save_policy
-from asg.learning.ddpg.her import sample_transitions
-from asg.learning.ddpg.replay import EpisodeBuffer, StateBuffer
-from asg.learning.ddpg.rollout import EpisodeSpec, Episodes, FetchTask, GoalTask, RolloutWorker
+from asg.learning.goal_policy import config as cfgmod
+from asg.learning.goal_policy.config import GoalPolicyConfig
+from asg.learning.goal_policy.dagger import ExpertLabels, label_episodes
+from asg.learning.goal_policy.ddpg import DDPGAgent
+from asg.learning.goal_policy.demos import DemoSet, demo_start, generate_demos
+from asg.learning.goal_policy.distributed import make_collector
+from asg.learning.goal_policy.evaluate import POLICY_FILE, family, save_policy
+from asg.learning.goal_policy.her import sample_transitions
+from asg.learning.goal_policy.replay import EpisodeBuffer, StateBuffer
+from asg.learning.goal_policy.rollout import EpisodeSpec, Episodes, FetchTask, GoalTask, RolloutWorker
 from asg.learning import checkpoint as ckpt
 from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.run_dir import RunLock, StageProgress, StopOnSignal, atomic_write_json
@@ -439,7 +439,7 @@ def train_goal_policy(config: GoalPolicyConfig | None, out_dir: str | Path, resu
 
 def _train_loop(trainer: GoalPolicyTrainer, run_dir: Path, progress: StageProgress | None,
                 max_epochs: int | None, should_stop: Callable[[], bool]) -> dict:
-    from asg.learning.ddpg.runlog import plot_curves, write_metrics
+    from asg.learning.goal_policy.runlog import plot_curves, write_metrics
 
     sch = trainer.config.schedule
     p = trainer.progress

@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from asg.learning.clustering import KMeansAbstraction
-from asg.learning.config import DiversityConfig, QConfig
-from asg.learning.tabular_q import BonusFn, TabularQ
+from asg.learning.asgrl.clustering import KMeansAbstraction
+from asg.learning.asgrl.config import DiversityConfig, QConfig
+from asg.learning.asgrl.tabular_q import BonusFn, TabularQ
 
 
 def count_posterior(counts: np.ndarray, z: int, smoothing: float) -> np.ndarray:

@@ -35,11 +35,11 @@ import numpy as np
 import torch
 
 from asg.learning.configio import Checker
-from asg.learning.ddpg.evaluate import family, load_policy
-from asg.learning.ddpg.networks import mlp
-from asg.learning.ddpg.normalizer import Normalizer
-from asg.learning.ddpg.replay import StateBuffer
-from asg.learning.ddpg.rollout import EpisodeSpec, FetchTask, PolicySnapshot, RolloutWorker
+from asg.learning.goal_policy.evaluate import family, load_policy
+from asg.learning.goal_policy.networks import mlp
+from asg.learning.goal_policy.normalizer import Normalizer
+from asg.learning.goal_policy.replay import StateBuffer
+from asg.learning.goal_policy.rollout import EpisodeSpec, FetchTask, PolicySnapshot, RolloutWorker
 from asg.learning import checkpoint as ckpt
 from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.run_dir import RunLock, StageProgress, StopOnSignal, atomic_write_json
@@ -147,7 +147,7 @@ def collect_dataset(policy: PolicySnapshot, episodes: int, seed: int, config: Be
 
     When ``should_stop()`` says so between batches, raises :class:`Interrupted` carrying the state
     that ``resume=`` continues from (the same dataset as an uninterrupted call)."""
-    from asg.learning.ddpg.trainer import _states_from, _states_tree
+    from asg.learning.goal_policy.trainer import _states_from, _states_tree
 
     task = FetchTask(initial_state="table")
     names = task.programs
@@ -418,7 +418,7 @@ def train_behaviour_model(policy_path: str | Path, out_dir: str | Path, config: 
     the fit between epochs: the state is saved (``collect_checkpoint.npz`` / ``fit_checkpoint.npz``)
     and ``KeyboardInterrupt`` raised; the same call again continues exactly where it stopped (the
     saved seed, config and policy must match, else ``CheckpointError``)."""
-    from asg.learning.ddpg.runlog import write_metrics
+    from asg.learning.goal_policy.runlog import write_metrics
 
     config = config or BEHAVIOUR_PRESETS["fast"]
     out = Path(out_dir)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from asg.learning.ddpg.rollout import EpisodeSpec
+from asg.learning.goal_policy.rollout import EpisodeSpec
 
 MAX_ATTEMPTS_PER_DEMO = 4
 

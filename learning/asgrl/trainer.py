@@ -22,9 +22,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from asg.learning.config import TrainConfig
-from asg.learning.episode import EpisodeStats, Learner
-from asg.learning.evaluation import epsilon_eval_seeds, eval_seeds, evaluate
+from asg.learning.asgrl.config import TrainConfig
+from asg.learning.asgrl.episode import EpisodeStats, Learner
+from asg.learning.asgrl.evaluation import epsilon_eval_seeds, eval_seeds, evaluate
 from asg.learning.registry import (DomainBinding, bind_domain, build_learner, env_max_steps,
                                    make_subgoals)
 from asg.learning.errors import CheckpointError

@@ -16,12 +16,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from asg.learning.config import TrainConfig, config_to_dict, make_config, merge_overrides
+from asg.learning.asgrl.config import TrainConfig, config_to_dict, make_config, merge_overrides
 from asg.learning.errors import ConfigError
-from asg.learning.evaluation import curve_on_grid, mean_band, step_grid
+from asg.learning.asgrl.evaluation import curve_on_grid, mean_band, step_grid
 from asg.learning.registry import METHODS, DomainBinding
 from asg.learning.run_dir import CHECKPOINT, CONFIG, RESULT, RunDir, atomic_write, atomic_write_json
-from asg.learning.trainer import Progress, TrainResult, train
+from asg.learning.asgrl.trainer import Progress, TrainResult, train
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,8 @@ import numpy as np
 from asg.envs.fetch.env import INITIAL_STATES, T_ATOMIC
 from asg.envs.fetch.labeler import block_relations
 from asg.envs.fetch.layout import BLOCK_NAMES, N_BLOCKS, ZONE_NAMES
-from asg.learning.ddpg.config import GoalPolicyConfig, nonatomic_baseline
-from asg.learning.ddpg.rollout import EpisodeSpec, FetchBatch, PolicySnapshot, RolloutWorker
+from asg.learning.goal_policy.config import GoalPolicyConfig, nonatomic_baseline
+from asg.learning.goal_policy.rollout import EpisodeSpec, FetchBatch, PolicySnapshot, RolloutWorker
 from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.run_dir import StageProgress
 from asg.planning.errors import AsgError
@@ -283,7 +283,7 @@ def train_baseline(kind: str, out_dir: str | Path, config: GoalPolicyConfig | No
 
     ``config`` defaults to ``config.nonatomic_baseline``; the result summary gains ``kind``.
     """
-    from asg.learning.ddpg.trainer import CHECKPOINT, train_goal_policy
+    from asg.learning.goal_policy.trainer import CHECKPOINT, train_goal_policy
     from asg.learning.run_dir import atomic_write_json
 
     goal = goal_kind(kind)
@@ -312,7 +312,7 @@ def evaluate_baseline(policy: str | Path | PolicySnapshot, kind: str, episodes: 
     """
     import json
 
-    from asg.learning.ddpg.evaluate import load_policy, program_success
+    from asg.learning.goal_policy.evaluate import load_policy, program_success
     from asg.planning.programs import fetch_library
 
     goal = goal_kind(kind)

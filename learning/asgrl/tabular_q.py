@@ -11,7 +11,7 @@ from typing import Any, Callable, Hashable
 
 import numpy as np
 
-from asg.learning.config import QConfig
+from asg.learning.asgrl.config import QConfig
 
 
 def obs_key(obs: Any) -> Hashable:
