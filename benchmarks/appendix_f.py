@@ -34,8 +34,9 @@ from typing import Any
 from asg.envs.domains import DOMAINS
 from asg.learning.asgrl.config import make_config
 from asg.learning.asgrl.experiments import run_grid, summarize
-from asg.learning.registry import bind_domain
 from asg.learning.asgrl.subgoals import landmark_subgoals
+from asg.learning.registry import bind_domain
+from asg.learning.run_dir import RunDir
 
 RESULTS = Path(__file__).resolve().parent / "results" / "appendix_f"
 F2_DOMAINS = ("household-v1", "minecraft", "mario")  # one per world (household-v2 shares v1's world)
@@ -144,8 +145,6 @@ def part_f3(args: argparse.Namespace, seeds: list[int]) -> list[dict[str, Any]]:
 def part_stop(args: argparse.Namespace, seeds: list[int]) -> list[dict[str, Any]]:
     """ASGRL-Curriculum with and without the Sec. 4.2 stop; the final k of each landmark per run."""
     import tempfile
-
-    from asg.learning.run_dir import RunDir
 
     rows: list[dict[str, Any]] = []
     root = args.out / "stop" if args.out else Path(tempfile.mkdtemp(prefix="appendix_f_stop_"))

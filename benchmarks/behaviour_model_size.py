@@ -22,10 +22,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from asg.envs.fetch import FetchTask
 from asg.learning.world_models.behaviour_model import (
-    BEHAVIOUR_PRESETS, DATASET_FILE, BehaviourDataset, LearnedBehaviourModel, agreement, fit_behaviour_model,
+    BEHAVIOUR_PRESETS,
+    DATASET_FILE,
+    BehaviourDataset,
+    LearnedBehaviourModel,
+    agreement,
+    fit_behaviour_model,
 )
-from asg.learning.goal_policy.rollout import FetchTask
 
 
 def main(argv: list[str] | None = None) -> int:

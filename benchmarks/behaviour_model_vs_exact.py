@@ -16,9 +16,13 @@ import json
 import time
 from pathlib import Path
 
-from asg.learning.world_models.behaviour_model import (BEHAVIOUR_PRESETS, LearnedBehaviourModel, collect_dataset,
-                                               compare_with_exact)
 from asg.learning.goal_policy.evaluate import load_policy
+from asg.learning.world_models.behaviour_model import (
+    BEHAVIOUR_PRESETS,
+    LearnedBehaviourModel,
+    collect_dataset,
+    compare_with_exact,
+)
 
 PRETRAINED = Path(__file__).resolve().parents[1] / "learning" / "pretrained"
 KEYS = ("episodes", "true_failures", "agreement", "agreement_on_successes", "agreement_on_failures",

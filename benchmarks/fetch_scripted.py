@@ -18,6 +18,8 @@ import time
 import numpy as np
 from tqdm import tqdm
 
+from asg.envs.fetch import FetchBlocksEnv, atomic_programs, multistep_programs, run_atomic, run_sequence
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -27,15 +29,10 @@ def main() -> None:
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args()
 
-    from asg.envs.fetch import goal_setter
-    from asg.envs.fetch.env import FetchBlocksEnv
-    from asg.envs.fetch.runner import multistep_programs, run_sequence
-    from asg.envs.fetch.scripted import run_atomic
-
     start = time.perf_counter()
     env = FetchBlocksEnv(initial_state=args.initial_state, max_steps=None)
     rows: dict[str, float] = {}
-    for name in tqdm(goal_setter.atomic_programs(), desc="atomic programs"):
+    for name in tqdm(atomic_programs(), desc="atomic programs"):
         wins = 0
         for seed in range(args.episodes):
             env.reset(seed=seed, options={"program": name})

@@ -22,15 +22,16 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from asg.learning.asgrl.config import PRESETS
-from asg.learning.errors import ConfigError
 from asg.learning.asgrl.evaluation import curve_on_grid, mean_band, step_grid
 from asg.learning.asgrl.experiments import GridRun, finished_run, grid_config, run_grid, summarize
+from asg.learning.errors import ConfigError
 from asg.learning.registry import METHODS
 from asg.learning.run_dir import RunDir, atomic_write, atomic_write_json
 
@@ -175,7 +176,8 @@ def combine(results: Path, names: Sequence[str], name: str) -> str:
                     steps = row["median_steps_to_success"]
                     over = json.dumps({k: v for k, v in data["meta"]["overrides"].items() if k != "eval_episodes"})
                     lines.append(f"| {domain} | {row['label']} | {n} (`{data['meta']['preset']}`) | `{over}` "
-                                 f"| {row['seeds']} | {row['greedy_success_mean']:.2f} ± {row['greedy_success_sem']:.2f} "
+                                 f"| {row['seeds']} "
+                                 f"| {row['greedy_success_mean']:.2f} ± {row['greedy_success_sem']:.2f} "
                                  f"| {eps} | {row['seeds_succeeding']}/{row['seeds']} "
                                  f"| {steps if steps is not None else '—'} |")
     text = "\n".join(lines) + "\n"

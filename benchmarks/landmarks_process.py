@@ -34,6 +34,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from asg.planning import compute_landmarks, ground, parse_files
+from asg.planning.peer import fd_driver
+
 IPC = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "ipc"
 RESULTS = Path(__file__).resolve().parent / "results" / "landmarks_process"
 
@@ -83,8 +86,6 @@ def time_asg_process(domain: Path, problem: Path, m: int, timeout: float) -> tup
 
 def time_fd_process(domain: Path, problem: Path, m: int, encoding: str, timeout: float) -> dict:
     """Wall seconds of FD's driver (translate + lm_hm, no search), with FD's own in-process times."""
-    from asg.planning.peer import fd_driver
-
     translate = ["--translate-options", "--invariant-generation-max-candidates", "0"] if encoding == "binary" else []
     search = f"eager_greedy([landmark_sum(lm_hm(m={m}))], bound=0)"
     with tempfile.TemporaryDirectory(prefix="asg-fd-bench-") as workdir:  # the driver writes output.sas to cwd
@@ -104,8 +105,6 @@ def time_fd_process(domain: Path, problem: Path, m: int, encoding: str, timeout:
 
 def time_asg_in_process(domain: Path, problem: Path, m: int) -> dict:
     """Seconds of asg's parse, ground and landmark stages in this (warm) interpreter."""
-    from asg.planning import compute_landmarks, ground, parse_files
-
     t0 = time.perf_counter()
     model = parse_files(domain, problem)
     t1 = time.perf_counter()

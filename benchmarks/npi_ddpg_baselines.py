@@ -31,11 +31,21 @@ from pathlib import Path
 
 import torch
 
+from asg.learning.fetch_baselines import (
+    PAPER_TABLE2_BASELINES,
+    TABLE2_ROWS,
+    evaluate_baseline,
+    nonatomic_programs,
+    train_baseline,
+)
+from asg.learning.goal_policy.config import nonatomic_baseline
+from asg.learning.goal_policy.runlog import read_metrics
+from asg.learning.npi.pipeline import PAPER_TABLE2
+from asg.learning.run_dir import atomic_write
+
 
 def configure(kind: str, args: argparse.Namespace):
     """The baseline's paper config with this benchmark's schedule."""
-    from asg.learning.goal_policy.config import nonatomic_baseline
-
     cfg = nonatomic_baseline(her=kind == "m-ddpg-her")
     return replace(cfg, schedule=replace(cfg.schedule, epochs_phase1=args.epochs, cycles=args.cycles,
                                          eval_episodes=args.test_episodes, checkpoint_every=args.epochs))
@@ -43,9 +53,6 @@ def configure(kind: str, args: argparse.Namespace):
 
 def run_kind(kind: str, args: argparse.Namespace) -> dict:
     """Train and evaluate one baseline; its record."""
-    from asg.learning.fetch_baselines import evaluate_baseline, train_baseline
-    from asg.learning.goal_policy.runlog import read_metrics
-
     cfg = configure(kind, args)
     run = args.out / f"{kind}-seed{args.seed}"
     if run.exists():
@@ -70,9 +77,6 @@ def run_kind(kind: str, args: argparse.Namespace) -> dict:
 
 def table_lines(records: dict[str, dict], episodes: int) -> list[str]:
     """Table 2 rows (ours beside the paper's), then every expanded program."""
-    from asg.learning.fetch_baselines import PAPER_TABLE2_BASELINES, TABLE2_ROWS, nonatomic_programs
-    from asg.learning.npi.pipeline import PAPER_TABLE2
-
     kinds = list(records)
     head = "".join(f"{k + ' ours':>16} {'paper':>6}" for k in kinds)
     lines = [f"Table 2, model-free baselines: greedy success, {episodes} episodes per program "
@@ -119,8 +123,6 @@ def main(argv: list[str] | None = None) -> int:
               "250 epochs x 40 cycles x 28 actors)"]
     print("\n".join(lines))
     if args.json is not None:
-        from asg.learning.run_dir import atomic_write
-
         payload = {"command": "python " + " ".join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])]),
                    "wall_seconds": wall, "eval_episodes": args.eval_episodes, "seed": args.seed,
                    "paper_note": "AlphaNPI-X Table 2: Multitask DDPG and Multitask DDPG + HER are 0.0 on every "

@@ -27,17 +27,17 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 
+from asg.learning.npi.config import NetConfig, NPIConfig, SearchConfig
+from asg.learning.npi.trainer import MetaControllerTrainer
+from asg.learning.world_models.program_models import exact_fetch_model
 
 MODES = ["off", "prior", "bonus", "prior-train", "bonus-train"]
 
 
 def run_one(mode: str, seed: int, args) -> dict:
     """One training run; its figures."""
-    from asg.learning.npi.config import NetConfig, NPIConfig, SearchConfig
-    from asg.learning.world_models.program_models import exact_fetch_model
-    from asg.learning.npi.trainer import MetaControllerTrainer
-
     guidance, _, scope = mode.partition("-")  # "prior-train": guided self-play, unguided validation
     search = SearchConfig(landmark=guidance, landmark_weight=args.weight if guidance != "off" else 0.5)
     config = NPIConfig(net=NetConfig(lr=args.lr), search=search, iterations=args.max_iterations,
@@ -111,8 +111,6 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="self-play processes")
     parser.add_argument("--json", default="runs/npi_landmarks.json", help="runs are appended here")
     args = parser.parse_args()
-
-    import torch
 
     torch.set_num_threads(1)
     out = Path(args.json)

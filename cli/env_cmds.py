@@ -7,14 +7,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from asg.cli.options import LazyChoice, ModelPath
-
-if TYPE_CHECKING:
-    from asg.planning.mvtr import MVTRReport
 
 
 def _domain_names() -> list[str]:
@@ -57,62 +53,5 @@ def mvtr(domain_name: str, model: Path | None, episodes: int, max_steps: int,
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:
-        click.echo(format_report(report))
+        click.echo(report.to_text())
     sys.exit(report.exit_code)
-
-
-def _verdict(ok: bool) -> str:
-    return "holds" if ok else "FAILS"
-
-
-def format_report(report: "MVTRReport") -> str:
-    """The text form of an ``MVTRReport``."""
-    c1, c2, inc = report.condition1, report.condition2, report.incompleteness
-    kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.traces.items()) if k != "goal_reaching")
-    lines = [
-        f"MVTR of model {report.model} on domain {report.domain}: "
-        f"{'is an MVTR' if report.holds else 'NOT an MVTR'}",
-        f"traces: {kinds}; {report.traces.get('goal_reaching', 0)} reach the goal",
-        *(f"  {note}" for note in report.notes),
-        f"condition 1 (goal atoms only in goal states): {_verdict(c1.holds)}; "
-        f"{c1.states_checked} distinct states checked"
-        + (f", {c1.violating_states} of them non-goal states with the goal atoms true"
-           if c1.violating_states else ""),
-    ]
-    if c1.reason:
-        lines.append(f"  {c1.reason}")
-    for v in c1.violations:
-        lines.append(f"  counter-example: trace {v.trace} step {v.step}: {v.state}")
-        lines.append(f"    true atoms: {' '.join(v.atoms) or '-'}")
-    if c1.goal_states_without_goal_atoms and c1.holds:
-        lines.append(f"  note: the goal atoms are false in {c1.goal_states_without_goal_atoms} "
-                     f"of {c1.goal_states} goal state(s)")
-    lines.append(f"condition 2 (a goal-reaching trace instantiates a plan): {_verdict(c2.holds)}; "
-                 f"{c2.plans_considered} plan(s) considered, {c2.goal_traces} goal-reaching trace(s)"
-                 + ("" if c2.enumeration_complete else " (plan enumeration cut by its bound)"))
-    if c2.holds:
-        lines.append(f"  trace {c2.trace} ({c2.trace_length} steps) instantiates plan [{c2.plan}]")
-        layers = " < ".join("{" + ", ".join(layer) + "}" for layer in c2.plan_layers)
-        lines.append(f"  plan makes true, in order: {layers}")
-        lines.append("  trace first makes true: "
-                     + ", ".join(f"{atom}@{step}" for atom, step in c2.first_steps))
-    else:
-        lines.append(f"  {c2.reason}")
-    lines.append("incompleteness of the model:")
-    lines.append("  actions never seen to have their stated effects:"
-                 + ("" if inc.unrealised_actions else " none"))
-    lines.extend(f"    {name}: {why}" for name, why in inc.unrealised_actions)
-    lines.append("  fluents never observed: " + (" ".join(inc.unobserved_fluents) or "none"))
-    lines.append("  landmark orderings the env reaches differently:"
-                 + ("" if inc.order_differences else " none"))
-    for d in inc.order_differences:
-        total = d.respected + d.reversed + d.target_missing
-        lines.append(f"    {' '.join(d.source)} < {' '.join(d.target)} ({d.kind}): respected in "
-                     f"{d.respected}, not in {d.reversed}, target never reached in "
-                     f"{d.target_missing}, of {total} goal-reaching traces")
-    return "\n".join(lines)
-
-
-def register(group: click.Group) -> None:
-    """Add the env commands to the ``asg`` group."""
-    group.add_command(mvtr)

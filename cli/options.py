@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -218,3 +219,16 @@ def apply_config_file(cfg: T, path: Path) -> T:
         return override(cfg, data, "config")
     except ConfigError as err:
         raise ConfigError(f"{path}: {err}") from None
+
+
+def refuse_out_of_scope(ctx: click.Context, scopes: dict[str, frozenset[str]], workflow: str,
+                        message: Callable[[str, frozenset[str]], str]) -> None:
+    """A usage error for the first option given on the command line (or in the environment) whose
+    scope does not hold ``workflow``: options of one workflow are refused by the others, not ignored.
+    ``scopes`` maps a parameter name to the workflows it belongs to (absent: every workflow);
+    ``message(flag, scope)`` words the error."""
+    given = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
+    for param in ctx.command.params:
+        scope = scopes.get(param.name or "")
+        if scope is not None and workflow not in scope and ctx.get_parameter_source(param.name or "") in given:
+            raise click.UsageError(message(option_name(param), scope), ctx)

@@ -23,12 +23,6 @@ _PATH = click.Path(dir_okay=True, file_okay=True, path_type=str)
 _MODEL = ModelPath()
 
 
-def register(group: click.Group) -> None:
-    """Add the planning commands to the ``asg`` group."""
-    for command in (landmarks, plan, check, models):
-        group.add_command(command)
-
-
 def _load(domain: str, problem: str | None, lenient: bool = False):
     from asg.planning import ground, parse_files
 
@@ -78,7 +72,7 @@ def landmarks(file, problem, m, reasonable, fmt, output, lenient):
 
         text = to_html(graph)
     else:
-        text = _text_report(graph)
+        text = graph.to_text()
     _emit(text, output)
 
 
@@ -93,29 +87,6 @@ def _emit(text: str, output: Path | None) -> None:
     click.echo(f"wrote {output}", err=True)
 
 
-def _text_report(graph) -> str:
-    lines = [f"{graph.task.domain_name} / {graph.task.name}: {len(graph.landmarks)} landmarks "
-             f"(h^m, m={graph.m}) from {len(graph.task.facts)} facts and {len(graph.task.operators)} operators "
-             f"in {graph.seconds:.3f} s", "", "Landmarks"]
-    width = max((len(str(lm)) for lm in graph.landmarks), default=10)
-    for lm in graph.landmarks:
-        flags = [flag for flag, on in (("goal", lm.goal), ("initially true", lm.initially_true),
-                                       ("conjunctive", lm.kind == "conjunctive")) if on]
-        lines.append(f"  {lm.id:3d}  {str(lm):{width}s}  {', '.join(flags)}".rstrip())
-    lines += ["", "Orderings (before -> after)"]
-    for kind in ("greedy-necessary", "natural", "reasonable"):
-        group = [o for o in graph.orderings + graph.reasonable if o.kind == kind]
-        if not group:
-            continue
-        lines.append(f"  {kind} ({len(group)})")
-        for o in group:
-            lines.append(f"    {graph.by_id(o.source)} -> {graph.by_id(o.target)}")
-    subgoals = graph.subgoals()
-    if subgoals:
-        lines += ["", "Subgoals for a learner: " + " -> ".join(str(lm) for lm in subgoals)]
-    return "\n".join(lines) + "\n"
-
-
 @click.command(short_help="Plan with Fast Downward; validate on asg's task.")
 @click.argument("file", type=_MODEL)
 @click.argument("problem", type=_PATH, required=False)
@@ -126,8 +97,7 @@ def _text_report(graph) -> str:
 def plan(file, problem, optimal, timeout, as_json, lenient):
     """Plan with Fast Downward (through unified-planning) and validate the plan on asg's task.
 
-    FILE may be a bundled model's name (asg models lists them). --format html writes one
-    self-contained page to explore the graph (pan, zoom, search, filters, achievers).
+    FILE may be a bundled model's name (asg models lists them).
     """
     from asg.planning import find_plan
 
@@ -154,8 +124,7 @@ def plan(file, problem, optimal, timeout, as_json, lenient):
 def check(file, problem, lenient):
     """Check a model: declarations, arities, objects, types, unused names, relaxed goal reachability.
 
-    FILE may be a bundled model's name (asg models lists them). --format html writes one
-    self-contained page to explore the graph (pan, zoom, search, filters, achievers).
+    FILE may be a bundled model's name (asg models lists them).
     """
     from asg.planning import ground, parse_files
     from asg.planning.errors import ModelError

@@ -1,27 +1,47 @@
-"""``asg train``, ``asg eval``, ``asg compare``: the ASGRL learners end to end.
+"""``asg train``, ``asg eval``, ``asg compare``: options in, a library call, results out.
 
-``--domain`` is a plain name checked at run time, so other families can add domains: a module
-that trains something else puts a handler in ``DOMAIN_HANDLERS`` (name -> callable taking the
-click context and the option dict), e.g. ``fetch-programs``; names in neither
-``asg.envs.domains.DOMAINS`` nor ``DOMAIN_HANDLERS`` are one clear error line, exit 2.
+``--domain`` picks the workflow through the library's registry (``registry.domain_family``): an
+ASGRL domain trains skills and a meta-controller (``asgrl.trainer.train``); ``fetch-programs``
+runs the AlphaNPI-X pipeline or one ``--stage`` of it (``cli.fetch_programs_cmds``). Each option
+has a scope (``TRAIN_SCOPES``, ``EVAL_SCOPES``): given outside it, it is a usage error naming the
+option, before any work starts.
 """
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
-from asg.cli.options import InputPath, LazyChoice, ModelPath, OutputPath, apply_config_file
+from asg.cli import fetch_programs_cmds as fetch
+from asg.cli.options import InputPath, LazyChoice, ModelPath, OutputPath, apply_config_file, refuse_out_of_scope
 from asg.cli.progress import Progress
 from asg.planning.errors import AsgError
 
-DOMAIN_HANDLERS: dict[str, Callable[[click.Context, dict[str, Any]], None]] = {}
-EVAL_HANDLERS: dict[str, Callable[[dict[str, Any]], None]] = {}
-WORLD_MODELS = ("exact", "learned")
-SUITES = ("atomic", "multistep", "non-atomic")
+ASGRL = "asgrl"
+FETCH_TRAIN = ("pipeline", *fetch.STAGES)
+_all_fetch = frozenset(FETCH_TRAIN)
+TRAIN_SCOPES: dict[str, frozenset[str]] = {
+    **{name: frozenset({ASGRL}) for name in ("method", "model", "k", "steps", "eval_episodes", "eval_epsilon",
+                                            "curve_eval", "env_id", "labeler")},
+    "config_file": frozenset({ASGRL, "goal-policy", "behaviour-model"}),
+    "resume": frozenset({ASGRL, *fetch.STAGES}),
+    "preset": frozenset({ASGRL, "pipeline", "goal-policy", "behaviour-model"}),
+    "stage": _all_fetch, "workers": frozenset({"pipeline", "goal-policy", "meta-controller"}),
+    "ray_address": frozenset({"goal-policy", "meta-controller"}), "max_epochs": frozenset({"goal-policy"}),
+    "policy": frozenset({"behaviour-model"}), "episodes": frozenset({"behaviour-model"}),
+    "world_model": frozenset({"pipeline", "meta-controller"}), "behaviour_model": frozenset({"meta-controller"}),
+    "iterations": frozenset({"meta-controller"}), "reuse_shipped": frozenset({"pipeline"}),
+}
+EVAL_SCOPES: dict[str, frozenset[str]] = {
+    "run_dir": frozenset({ASGRL}), "suite": frozenset(fetch.SUITES), "policy": frozenset(fetch.SUITES),
+    "program_list": frozenset({"atomic"}), "starts": frozenset({"atomic"}),
+    **{name: frozenset({"non-atomic"}) for name in ("mode", "checkpoint", "world_model", "behaviour_model", "out",
+                                                    "psi_prunings")},
+}
 
 
 def _method_names() -> list[str]:
@@ -36,288 +56,245 @@ def _preset_names() -> list[str]:
     return list(PRESETS)
 
 
-def _check_domain(domain: str) -> bool:
-    """True for an ASGRL domain, False for one with a registered handler; else AsgError."""
-    from asg.learning.registry import asgrl_domains
+def _family(domain: str) -> str:
+    """``asgrl`` or ``fetch-programs`` for a known domain; a usage error naming --domain otherwise."""
+    from asg.learning.errors import DomainError
+    from asg.learning.registry import domain_family
 
-    if domain in asgrl_domains():
-        return True
-    if domain in DOMAIN_HANDLERS:
-        return False
-    known = sorted([*asgrl_domains(), *DOMAIN_HANDLERS])
-    raise AsgError(f"--domain: unknown domain {domain!r}; choose from {', '.join(known)}")
+    try:
+        return domain_family(domain)
+    except DomainError as err:
+        raise AsgError(f"--domain: {err}") from None
 
 
-def _progress_bar(total: int, initial: int, quiet: bool, label: str) -> tuple[Progress, Callable[..., None]]:
-    """A ``Progress`` over env steps and the trainer's ``progress(steps, stats, state)`` callback."""
+def _train_scope_error(workflow: str) -> Callable[[str, frozenset[str]], str]:
+    def message(flag: str, scope: frozenset[str]) -> str:
+        if workflow == ASGRL:
+            return f"{flag}: only with --domain {fetch.DOMAIN}"
+        where = "without --stage (the whole pipeline)" if workflow == "pipeline" else f"--stage {workflow}"
+        stages = sorted(scope & set(fetch.STAGES))
+        hint = "" if not stages else "; only with --stage " + " or ".join(stages)
+        return f"{flag}: not an option of --domain {fetch.DOMAIN} {where}{hint}"
+    return message
+
+
+def _eval_scope_error(workflow: str) -> Callable[[str, frozenset[str]], str]:
+    def message(flag: str, scope: frozenset[str]) -> str:
+        if workflow == ASGRL:
+            return f"{flag}: only with --domain {fetch.DOMAIN}"
+        if flag == "RUN_DIR":
+            return f"RUN_DIR: not used with --domain {fetch.DOMAIN}"
+        return f"{flag}: only with --suite {' or '.join(sorted(scope))}"
+    return message
+
+
+def progress_bar(total: int, initial: int, quiet: bool, label: str) -> tuple[Progress, Callable[..., None]]:
+    """A ``Progress`` over env steps and the ASGRL trainer's ``progress(steps, stats, state)`` callback."""
     bar = Progress(total, initial, label=label, unit="step", quiet=quiet)
 
     def update(steps: int, stats: Any, state: Any) -> None:
-        note = f"success {state.rows[-1]['success_rate']:.2f}" if state.rows else None
-        bar.update(steps, note)
+        bar.update(steps, f"success {state.rows[-1]['success_rate']:.2f}" if state.rows else None)
     return bar, update
-
-
-def _stop_reason(result: dict[str, Any]) -> str:
-    """Why training ended where it did, for the progress bar's last position."""
-    status = result["status"]
-    if status == "solved":
-        return f"solved (greedy success {result['success_rate']:.2f}), stopped early"
-    if status == "interrupted":
-        return "interrupted, checkpoint saved"
-    return f"step budget reached (greedy success {result['success_rate']:.2f})"
-
-
-def _check_preset(preset: str | None) -> None:
-    """AsgError unless ``preset`` is None or a name of ``config.PRESETS``."""
-    from asg.learning.asgrl.config import PRESETS
-
-    if preset is not None and preset not in PRESETS:
-        raise AsgError(f"--preset: unknown preset {preset!r} for an ASGRL domain; choose from {', '.join(PRESETS)}")
-
-
-def _eval_overrides(eval_epsilon: float | None, curve_eval: str | None) -> dict[str, Any]:
-    """The config overrides of --eval-epsilon and --curve-eval."""
-    overrides: dict[str, Any] = {}
-    if eval_epsilon is not None:
-        overrides["final_eval_epsilon"] = eval_epsilon
-    if curve_eval is not None:
-        overrides["curve_eval"] = curve_eval
-    return overrides
 
 
 def written_files(folder: Path) -> str:
     """``folder: a, b, c`` for the files a command wrote there (sorted; folders end in /)."""
     try:
-        entries = sorted(folder.iterdir(), key=lambda p: p.name)
+        names = [p.name + ("/" if p.is_dir() else "") for p in sorted(Path(folder).iterdir())
+                 if not p.name.startswith(".")]
     except OSError:
         return str(folder)
-    names = [p.name + ("/" if p.is_dir() else "") for p in entries if not p.name.startswith(".")]
     return f"{folder}: {', '.join(names)}" if names else str(folder)
 
 
-def _model_name(cfg: Any) -> str:
-    """What to give ``asg landmarks`` for a run's model: the user's file, or the bundled name."""
-    if getattr(cfg, "model", None):
-        return str(cfg.model)
-    from asg.envs.domains import get_domain
-
-    return get_domain(cfg.domain).model.replace("_", "-")
-
-
-def _print_next(cfg: Any, run_path: Path) -> None:
-    click.echo(f"wrote {written_files(run_path)}")
-    commands = [(f"asg eval {run_path}", "re-evaluate the frozen greedy policy"),
-                (f"asg landmarks {_model_name(cfg)}", "the subgoals its skills were learned for"),
-                (f"asg compare --domain {cfg.domain} --seeds 3", "against the paper's baselines")]
+def print_next(*commands: tuple[str, str]) -> None:
+    """``next:`` and the commands a user would type after this one, each with why."""
     width = max(len(command) for command, _ in commands)
     click.echo("next:")
     for command, why in commands:
-        click.echo(f"  {command:<{width}}  # {why}")
-
-
-def _print_result(result: dict[str, Any], as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(result, indent=2, sort_keys=True))
-        return
-    steps = result.get("steps_to_success")
-    click.echo(f"{result['domain']} / {result['method']} / seed {result['seed']}: "
-               f"success {result['success_rate']:.2f} over {result['eval_episodes']} greedy episodes, "
-               f"{result['env_steps']} env steps, {result['wall_seconds']:.1f} s"
-               + (f", first success at {steps} steps" if steps is not None else ", never solved")
-               + f" [{result['status']}]")
-    if result.get("run_dir"):
-        click.echo(f"run directory: {result['run_dir']}")
+        click.echo(f"  {command:<{width}}  # {why}" if why else f"  {command}")
 
 
 @click.command("train", short_help="Train ASGRL on a domain (or the Fetch pipeline).")
-@click.option("--domain", help="ASGRL domain (household-v1, household-v2, minecraft, mario, pixel-mario) "
-                               "or fetch-programs.")
+@click.option("--domain", help="An ASGRL domain (asg models; household-v1, household-v2, minecraft, mario, "
+                               "pixel-mario) or fetch-programs (the AlphaNPI-X pipeline).")
+@click.option("--env", "env_id", help="A world of your own instead of --domain: a Gymnasium id or "
+                                     "module:callable, with --labeler and --model (examples/).")
+@click.option("--labeler", help="With --env: module:NAME of its labeler (a dict atom -> predicate, or a Labeler).")
 @click.option("--method", type=LazyChoice(_method_names), default="asgrl", show_default=True)
-@click.option("--model", type=ModelPath(),
-              help="PDDL model (file or bundled name, asg models) instead of the domain's own.")
-@click.option("--k", type=click.IntRange(min=1), help="Diverse skills per landmark (all landmarks).")
-@click.option("--steps", type=click.IntRange(min=1), help="Env-step budget (default 500000).")
+@click.option("--model", type=ModelPath(), help="ASGRL: the symbolic model (PDDL file or bundled name; "
+                                                "default: the domain's).")
+@click.option("--k", type=click.IntRange(min=1), help="ASGRL: diverse skills per landmark (all landmarks).")
+@click.option("--steps", type=click.IntRange(min=1), help="ASGRL: env-step budget (default 500000).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--out", type=OutputPath("dir"),
-              help="Run directory (default runs/<domain>-<method>-seed<N>).")
+@click.option("--out", type=OutputPath("dir"), help="Run folder (default runs/<domain>-<method>-seed<N>).")
 @click.option("--config", "config_file", type=InputPath("file"),
-              help="JSON file of config overrides (nested like the saved config.json).")
-@click.option("--resume", type=click.Path(path_type=Path, file_okay=False),
-              help="Continue the run in this directory from its checkpoint.")
-@click.option("--eval-episodes", type=click.IntRange(min=1), help="Greedy episodes per evaluation point.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
-@click.option("--json", "as_json", is_flag=True, help="Print result.json on stdout.")
-@click.option("--stage", type=click.Choice(["goal-policy", "behaviour-model", "meta-controller"]),
-              help="fetch-programs: what to train.")
-@click.option("--preset", help="ASGRL domains: asg (default: the paper's schedules plus our additions) or paper "
-                               "(App. G, every addition off); fetch-programs: goal-policy/behaviour-model "
-                               "preset (fast or paper; default fast).")
+              help="JSON file of config fields over the preset (ASGRL, goal-policy, behaviour-model).")
+@click.option("--resume", type=click.Path(path_type=Path, file_okay=False), help="Continue the run in DIR.")
+@click.option("--eval-episodes", type=click.IntRange(min=1), help="ASGRL: greedy episodes per evaluation point.")
 @click.option("--eval-epsilon", type=click.FloatRange(0.0, 1.0),
-              help="ε of the final evaluation reported beside the greedy one (default 0.05, the paper's).")
+              help="ASGRL: ε of the final evaluation beside the greedy one (default 0.05, the paper's).")
 @click.option("--curve-eval", type=click.Choice(["greedy", "epsilon"]),
-              help="Protocol of the curve points: greedy (default) or ε-greedy with --eval-epsilon.")
+              help="ASGRL: protocol of the curve points (default greedy).")
+@click.option("--preset", help="ASGRL: asg (default) or paper (App. G, every addition of ours off); "
+                               "fetch-programs: fast (default) or paper (Table 5).")
+@click.option("--stage", type=click.Choice(fetch.STAGES), help="fetch-programs: train one stage only.")
+@click.option("--reuse-shipped", is_flag=True, default=None,
+              help="fetch-programs pipeline: use asg's shipped files for stages not trained in --out.")
 @click.option("--workers", type=click.IntRange(min=1), help="fetch-programs: rollout / self-play workers.")
 @click.option("--ray-address", help="fetch-programs goal-policy / meta-controller: Ray cluster address.")
-@click.option("--max-epochs", type=click.IntRange(min=1),
-              help="fetch-programs goal-policy: stop after this many epochs (resume later).")
-@click.option("--policy", type=InputPath("file"),
-              help="fetch-programs behaviour-model: goal policy (default: the shipped one).")
-@click.option("--episodes", type=click.IntRange(min=1),
-              help="fetch-programs behaviour-model: dataset size N in episodes.")
-@click.option("--world-model", type=click.Choice(WORLD_MODELS),
-              help="fetch-programs meta-controller: the model searched in (default exact).")
-@click.option("--behaviour-model", type=InputPath("file"),
-              help="fetch-programs meta-controller: learned model file (default: the shipped one).")
-@click.option("--iterations", type=click.IntRange(min=1), help="fetch-programs meta-controller: training iterations.")
-@click.option("--from-scratch", is_flag=True, default=None,
-              help="fetch-programs (no --stage): train every stage instead of using the shipped files.")
+@click.option("--max-epochs", type=click.IntRange(min=1), help="goal-policy: stop after N epochs (resumable).")
+@click.option("--policy", type=InputPath("any"), help="behaviour-model: the goal policy (default: the shipped one).")
+@click.option("--episodes", type=click.IntRange(min=1), help="behaviour-model: episodes to collect.")
+@click.option("--world-model", type=click.Choice(fetch.WORLD_MODELS),
+              help="fetch-programs: the model the meta-controller searches in (default learned).")
+@click.option("--behaviour-model", type=InputPath("any"),
+              help="meta-controller: the learned model file (default: the shipped one).")
+@click.option("--iterations", type=click.IntRange(min=1), help="meta-controller: training iterations.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
-def train_cmd(ctx: click.Context, domain: str | None, method: str, model: Path | None, k: int | None,
-              steps: int | None, seed: int, out: Path | None, config_file: Path | None,
-              resume: Path | None, eval_episodes: int | None, quiet: bool, as_json: bool,
-              **fetch_options: Any) -> None:
+def train_cmd(ctx: click.Context, **params: Any) -> None:
     """Learn skills and a meta-controller from a domain's symbolic model; report success.
 
-    --model takes a PDDL file or a bundled model's name (asg models). Writes a run directory (config.json, metrics.csv, learning_curve.png, checkpoint,
-    result.json). Ctrl-C checkpoints; --resume DIR continues (exit 130 when interrupted).
-    --domain fetch-programs trains the AlphaNPI-X stages instead (--stage).
+    ASGRL writes a run folder (config.json, landmarks.json, subgoals.json, metrics.csv,
+    learning_curve.png, checkpoint, result.json). Ctrl-C or SIGTERM checkpoint; --resume DIR
+    continues (exit 130 when interrupted). --domain fetch-programs trains the AlphaNPI-X pipeline
+    (goal policy, behaviour model, meta-controller) or one --stage of it.
     """
-    from asg.learning.asgrl.config import make_config, merge_overrides
-    from asg.learning.registry import bind_domain, make_subgoals
-    from asg.learning.run_dir import RunDir, default_run_path
-    from asg.learning.asgrl.trainer import train
-
-    binding = None
-    if domain is not None and not _check_domain(domain):
-        DOMAIN_HANDLERS[domain](ctx, dict(ctx.params))
-        return
-    preset = fetch_options.pop("preset")
-    eval_epsilon, curve_eval = fetch_options.pop("eval_epsilon"), fetch_options.pop("curve_eval")
-    unused = [name for name, value in fetch_options.items() if value is not None]
-    if unused:
-        raise AsgError(f"--{unused[0].replace('_', '-')}: only with --domain fetch-programs")
-    _check_preset(preset)
-    if resume is not None and out is not None:
-        raise AsgError("--out: not with --resume (the run stays in its folder)")
-    if resume is not None:
-        if (domain is not None or model is not None or k is not None or config_file is not None
-                or preset is not None or eval_epsilon is not None or curve_eval is not None):
-            raise AsgError("--resume: give only --steps, --quiet and --json with it")
-        run_dir = RunDir.open(resume)
-        cfg = run_dir.config()
-        _check_domain(cfg.domain)
-        if steps is not None:
-            cfg = merge_overrides(cfg, {"total_steps": steps})
+    domain = params["domain"]
+    if domain is None and params["resume"] is None and params["env_id"] is None and params["labeler"] is None:
+        raise AsgError("--domain is required (or --env with --labeler and --model, or --resume DIR)")
+    workflow = ASGRL if domain is None or _family(domain) == ASGRL else params["stage"] or "pipeline"
+    refuse_out_of_scope(ctx, TRAIN_SCOPES, workflow, _train_scope_error(workflow))
+    if workflow != ASGRL:
+        fetch.train(params, workflow)
     else:
-        if domain is None:
-            raise AsgError("--domain is required (or --resume DIR)")
-        cfg = make_config(domain, method, preset or "asg", seed=seed, model=str(model) if model else None)
-        if config_file is not None:
-            cfg = apply_config_file(cfg, config_file)
-        overrides: dict[str, Any] = _eval_overrides(eval_epsilon, curve_eval)
-        if steps is not None:
-            overrides["total_steps"] = steps
-        if eval_episodes is not None:
-            overrides["eval_episodes"] = eval_episodes
-        if k is not None:
+        _train_asgrl(params)
+
+
+def _train_asgrl(p: dict[str, Any]) -> None:
+    from asg.learning.asgrl.config import PRESETS, make_config, merge_overrides
+    from asg.learning.asgrl.trainer import TrainRun, plugin_config, train
+    from asg.learning.run_dir import default_run_path
+
+    if p["preset"] is not None and p["preset"] not in PRESETS:
+        raise AsgError(f"--preset: unknown preset {p['preset']!r} for an ASGRL domain; "
+                       f"choose from {', '.join(PRESETS)}")
+    plugin = _plugin(p)
+    if p["resume"] is not None:
+        given = [f for f in ("domain", "env_id", "model", "k", "config_file", "preset", "eval_epsilon", "curve_eval",
+                             "out") if p[f] is not None]
+        if given:
+            raise AsgError(f"--{given[0].replace('_file', '').replace('_', '-')}: not with --resume (give only "
+                           "--steps, --quiet and --json with it)")
+        run = TrainRun.resume(p["resume"], steps=p["steps"])
+        _family(run.cfg.domain)
+    else:
+        domain = p["domain"] if plugin is None else _register_plugin(plugin)
+        model = plugin["model"] if plugin is not None else str(p["model"]) if p["model"] else None
+        cfg = make_config(domain, p["method"], p["preset"] or "asg", seed=p["seed"], model=model)
+        cfg = cfg if plugin is None else plugin_config(cfg)
+        if p["config_file"] is not None:
+            cfg = apply_config_file(cfg, p["config_file"])
+        overrides: dict[str, Any] = {key: p[opt] for key, opt in (
+            ("final_eval_epsilon", "eval_epsilon"), ("curve_eval", "curve_eval"), ("total_steps", "steps"),
+            ("eval_episodes", "eval_episodes")) if p[opt] is not None}
+        if p["k"] is not None:
             if cfg.learner.kind != "hierarchical" or cfg.learner.diversity.alpha == 0.0:
-                raise AsgError(f"--k: method {method} has no diverse skills")
-            overrides["learner"] = {"diversity": {"k": k, "k_overrides": []}}
-        if overrides:
-            cfg = merge_overrides(cfg, overrides)
-        binding = bind_domain(cfg.domain, cfg.model)  # bad input fails before any file is written
-        make_subgoals(cfg, binding.task)
-        run_dir = RunDir.create(out or default_run_path("runs", domain, method, seed), cfg)
-    start = run_dir.checkpoint_steps() if resume is not None else 0
-    bar, update = _progress_bar(cfg.total_steps, start, quiet, f"{cfg.domain}/{cfg.method}")
+                raise AsgError(f"--k: method {p['method']} has no diverse skills")
+            overrides["learner"] = {"diversity": {"k": p["k"], "k_overrides": []}}
+        cfg = merge_overrides(cfg, overrides) if overrides else cfg
+        # the model is read, the subgoals built and checked before any file is written
+        run = TrainRun.create(p["out"] or default_run_path("runs", domain, p["method"], p["seed"]), cfg, plugin=plugin)
+    bar, update = progress_bar(run.cfg.total_steps, run.start_steps, p["quiet"], f"{run.cfg.domain}/{run.cfg.method}")
     reason = None
     try:
-        # Ctrl-C / SIGTERM: the trainer stops at the next episode boundary and checkpoints there.
-        result = train(cfg, binding, run_dir=run_dir, resume=resume is not None, progress=update)
-        report = result.to_json()
-        bar.update(report["env_steps"])
-        reason = _stop_reason(report)
+        result = train(run.cfg, run.binding, run_dir=run.run_dir, resume=run.resumed, progress=update,
+                       subgoals=run.subgoals)
+        bar.update(result.env_steps)
+        reason = result.stop_reason()
     finally:
         bar.close(reason)
-    _print_result(report, as_json)
+    click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True) if p["as_json"] else "\n".join(result.lines()))
     if result.status == "interrupted":
-        click.echo(f"interrupted; continue with: asg train --resume {run_dir.path}", err=True)
+        click.echo(f"interrupted; continue with: asg train --resume {run.run_dir.path}", err=True)
         sys.exit(130)
-    if not as_json:
-        _print_next(cfg, Path(run_dir.path))
+    if not p["as_json"]:
+        click.echo(f"wrote {written_files(run.run_dir.path)}")
+        own_world = "plugin" in run.run_dir.read_config()
+        compare = [] if own_world else [(f"asg compare --domain {run.cfg.domain} --seeds 3",
+                                                  "against the paper's baselines")]
+        print_next((f"asg eval {run.run_dir.path}", "re-evaluate the frozen greedy policy"),
+                   (f"asg landmarks {run.model_name}", "the subgoals its skills were learned for"), *compare)
+
+
+def _register_plugin(plugin: dict[str, str]) -> str:
+    from asg.envs.plugins import PluginError
+    from asg.learning.asgrl.trainer import plugin_domain
+
+    try:
+        return plugin_domain(**plugin)
+    except PluginError as err:  # the library names its parameter; the user typed the option
+        raise AsgError(f"--{err.param} {err.value}: {err.reason}") from None
+
+
+def _plugin(p: dict[str, Any]) -> dict[str, str] | None:
+    """The parts of a plug-in world given with --env, --labeler and --model (None without --env)."""
+    if p["env_id"] is None and p["labeler"] is None:
+        return None
+    if p["domain"] is not None:
+        raise AsgError("--env: not with --domain (a world of your own is its own domain)")
+    parts = (("--env", "env_id"), ("--labeler", "labeler"), ("--model", "model"))
+    missing = [flag for flag, key in parts if p[key] is None]
+    if missing:
+        raise AsgError(f"{missing[0]}: needed with {'--labeler' if missing[0] == '--env' else '--env'} "
+                       "(--env, --labeler and --model name a world of your own together)")
+    return {"env": p["env_id"], "labeler": p["labeler"], "model": str(Path(p["model"]).resolve()),
+            "folder": str(Path.cwd())}  # where the labeler was imported from: resume and eval import it there too
 
 
 @click.command("eval", short_help="Re-evaluate a saved run, or the Fetch programs.")
 @click.argument("run_dir", type=click.Path(path_type=Path), required=False)
-@click.option("--episodes", type=click.IntRange(min=1), help="Greedy episodes (default: the run's; fetch 100).")
-@click.option("--json", "as_json", is_flag=True, help="Print the evaluation as JSON.")
 @click.option("--domain", help="fetch-programs: evaluate the Fetch programs (no RUN_DIR); an ASGRL "
                                "domain: check that RUN_DIR holds a run of it.")
-@click.option("--suite", type=click.Choice(SUITES),
-              help="fetch-programs: which suite of programs (default atomic).")
-@click.option("--programs", "program_list", metavar="A,B",
-              help="fetch-programs --suite atomic: only these atomic programs (comma-separated).")
-@click.option("--policy", type=InputPath("file"),
-              help="fetch-programs: goal policy (default: the shipped one).")
-@click.option("--starts", type=click.Choice(["table", "chained"]),
-              help="fetch-programs atomic: start states, every block on the table (default) or set up "
-                   "as inside a non-atomic program.")
-@click.option("--mode", type=click.Choice(["network", "plan", "replan"]),
-              help="fetch-programs non-atomic: inference mode (default replan).")
-@click.option("--checkpoint", type=InputPath("any"),
-              help="fetch-programs non-atomic: meta-controller file or run folder (default: the shipped one).")
-@click.option("--world-model", type=click.Choice(WORLD_MODELS),
-              help="fetch-programs non-atomic: the model searched in (default exact).")
-@click.option("--behaviour-model", type=InputPath("file"),
-              help="fetch-programs non-atomic: learned model file (default: the shipped one).")
-@click.option("--out", type=OutputPath("dir"),
-              help="fetch-programs non-atomic: folder for the JSON and the call-tree PNG (default runs/fetch-programs-eval).")
+@click.option("--episodes", type=click.IntRange(min=1), help="Episodes (default: the run's; fetch 100).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-def eval_cmd(run_dir: Path | None, episodes: int | None, as_json: bool, domain: str | None,
-             seed: int, **fetch_options: Any) -> None:
+@click.option("--suite", type=click.Choice(fetch.SUITES), help="fetch-programs: which programs (default atomic).")
+@click.option("--programs", "program_list", metavar="A,B", help="atomic: only these programs (comma-separated).")
+@click.option("--policy", type=InputPath("any"), help="fetch-programs: goal policy (default: the shipped one).")
+@click.option("--starts", type=click.Choice(["table", "chained"]),
+              help="atomic: every block on the table (default) or set up as inside a non-atomic program.")
+@click.option("--mode", type=click.Choice(fetch.MODES), help="non-atomic: inference mode (default replan).")
+@click.option("--checkpoint", type=InputPath("any"),
+              help="non-atomic: meta-controller file or run folder (default: the shipped one).")
+@click.option("--world-model", type=click.Choice(fetch.WORLD_MODELS),
+              help="non-atomic: the model searched in (default learned).")
+@click.option("--behaviour-model", type=InputPath("any"), help="non-atomic: learned model (default: the shipped one).")
+@click.option("--psi-prunings", type=click.Choice(["on", "off"]),
+              help="non-atomic: override the meta-controller's ψ prunings (ours; off: the paper's masks).")
+@click.option("--out", type=OutputPath("dir"),
+              help="non-atomic: folder for the JSON and the call-tree PNG (default runs/fetch-programs-eval).")
+@click.option("--json", "as_json", is_flag=True, help="Print the evaluation as JSON.")
+@click.pass_context
+def eval_cmd(ctx: click.Context, **params: Any) -> None:
     """Re-evaluate a saved run's frozen greedy policy (or, with --domain fetch-programs, the Fetch programs)."""
-    if domain is not None and domain in EVAL_HANDLERS:
-        if run_dir is not None:
-            raise AsgError(f"RUN_DIR: not used with --domain {domain}")
-        EVAL_HANDLERS[domain]({**fetch_options, "episodes": episodes, "as_json": as_json, "seed": seed})
+    domain, run_dir = params["domain"], params["run_dir"]
+    family = ASGRL if domain is None else _family(domain)
+    workflow = ASGRL if family == ASGRL else params["suite"] or "atomic"
+    refuse_out_of_scope(ctx, EVAL_SCOPES, workflow, _eval_scope_error(workflow))
+    if workflow != ASGRL:
+        fetch.evaluate(params, workflow)
         return
-    if domain is not None and not _check_domain(domain):
-        raise AsgError(f"--domain {domain}: asg eval does not evaluate this domain")
-    unused = [name for name, value in fetch_options.items() if value is not None]
-    if unused:
-        flag = "--programs" if unused[0] == "program_list" else f"--{unused[0].replace('_', '-')}"
-        raise AsgError(f"{flag}: only with --domain fetch-programs")
     if run_dir is None:
-        if domain is not None:
-            raise AsgError(f"--domain {domain}: asg eval re-evaluates a saved run; give its folder "
-                           f"(asg eval RUN_DIR; asg train --domain {domain} writes one)")
-        raise AsgError("give a run directory (asg eval RUN_DIR) or --domain fetch-programs")
-    from asg.learning.asgrl.evaluation import eval_seeds, evaluate
-    from asg.learning.registry import bind_domain, env_max_steps, make_subgoals
-    from asg.learning.run_dir import RunDir
+        raise AsgError(f"--domain {domain}: asg eval re-evaluates a saved run; give its folder (asg eval RUN_DIR; "
+                       f"asg train --domain {domain} writes one)" if domain else
+                       f"give a run directory (asg eval RUN_DIR) or --domain {fetch.DOMAIN}")
+    from asg.learning.asgrl.trainer import evaluate_run
 
-    run = RunDir.open(run_dir)
-    cfg = run.config()
-    _check_domain(cfg.domain)
-    if domain is not None and cfg.domain != domain:
-        raise AsgError(f"--domain {domain}: {run_dir} holds a run of {cfg.domain}")
-    payload = run.load_checkpoint()
-    learner = payload["learner"]
-    binding = bind_domain(cfg.domain, cfg.model)
-    env = binding.make_env(max_steps=env_max_steps(cfg, make_subgoals(cfg, binding.task)))
-    n = episodes or cfg.eval_episodes
-    result = evaluate(learner, env, binding.labeler, eval_seeds(cfg.seed, n))
-    report = {"run_dir": str(run.path), "domain": cfg.domain, "method": cfg.method, "seed": cfg.seed,
-              "success_rate": result.success_rate, "eval_episodes": n, "env_steps": learner.env_steps,
-              "episodes": [e.to_json() for e in result.episodes]}
-    if as_json:
-        click.echo(json.dumps(report, indent=2, sort_keys=True))
-    else:
-        click.echo(f"{cfg.domain} / {cfg.method} / seed {cfg.seed} after {learner.env_steps} env steps: "
-                   f"greedy success {result.success_rate:.2f} over {n} episodes")
-        first = result.episodes[0]
-        click.echo(f"  episode 1: {first.steps} steps, reached {' '.join(first.reached) or '-'}")
+    report = evaluate_run(run_dir, episodes=params["episodes"], domain=domain)
+    text = json.dumps(report.to_json(), indent=2, sort_keys=True) if params["as_json"] else "\n".join(report.lines())
+    click.echo(text)
 
 
 @click.command("compare", short_help="Run methods x seeds on a domain; write Figure 3.")
@@ -326,8 +303,7 @@ def eval_cmd(run_dir: Path | None, episodes: int | None, as_json: bool, domain: 
 @click.option("--seeds", type=click.IntRange(min=1), default=3, show_default=True, help="Seeds 0..N-1.")
 @click.option("--steps", type=click.IntRange(min=1), help="Env-step budget per run (default 500000).")
 @click.option("--eval-episodes", type=click.IntRange(min=1), help="Greedy episodes per evaluation point.")
-@click.option("--out", type=OutputPath("dir"),
-              help="Folder for runs and the report (default runs/compare-<domain>).")
+@click.option("--out", type=OutputPath("dir"), help="Folder for runs and the report (default runs/compare-<domain>).")
 @click.option("--preset", type=LazyChoice(_preset_names), default="asg", show_default=True,
               help="asg (the paper's schedules plus our additions) or paper (App. G, every addition off).")
 @click.option("--eval-epsilon", type=click.FloatRange(0.0, 1.0),
@@ -336,32 +312,31 @@ def eval_cmd(run_dir: Path | None, episodes: int | None, as_json: bool, domain: 
               help="Protocol of the curve points: greedy (default) or ε-greedy with --eval-epsilon.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def compare_cmd(domain: str, methods: tuple[str, ...], seeds: int, steps: int | None,
-                eval_episodes: int | None, out: Path | None, preset: str, eval_epsilon: float | None,
-                curve_eval: str | None, quiet: bool, as_json: bool) -> None:
+def compare_cmd(domain: str, methods: tuple[str, ...], seeds: int, steps: int | None, eval_episodes: int | None,
+                out: Path | None, preset: str, eval_epsilon: float | None, curve_eval: str | None, quiet: bool,
+                as_json: bool) -> None:
     """Run methods x seeds on one domain; write Figure 3 as a table and a plot."""
     from asg.learning.asgrl.experiments import format_table, run_grid, summarize, write_report
     from asg.learning.registry import METHODS, bind_domain
 
-    if not _check_domain(domain):
+    if _family(domain) != ASGRL:
         raise AsgError(f"--domain: asg compare does not support {domain!r}")
     chosen = [m.strip() for item in methods for m in item.split(",") if m.strip()] or list(METHODS)
-    for name in chosen:
-        if name not in METHODS:
-            raise AsgError(f"--methods: unknown method {name!r}; choose from {', '.join(METHODS)}")
+    unknown = [name for name in chosen if name not in METHODS]
+    if unknown:
+        raise AsgError(f"--methods: unknown method {unknown[0]!r}; choose from {', '.join(METHODS)}")
     out = out or Path("runs") / f"compare-{domain}"
     if out.exists() and any(out.iterdir()):
         raise AsgError(f"--out: {out} is not empty")
     binding = bind_domain(domain)
-    overrides: dict[str, Any] = _eval_overrides(eval_epsilon, curve_eval)
-    if eval_episodes:
-        overrides["eval_episodes"] = eval_episodes
-    bars: list[Any] = []
+    overrides = {key: value for key, value in (("final_eval_epsilon", eval_epsilon), ("curve_eval", curve_eval),
+                                               ("eval_episodes", eval_episodes)) if value is not None}
+    bars: list[Progress] = []
 
     def on_start(cfg: Any) -> Any:
         for bar in bars:
             bar.close("run done")
-        bar, update = _progress_bar(cfg.total_steps, 0, quiet, f"{cfg.method} seed {cfg.seed}")
+        bar, update = progress_bar(cfg.total_steps, 0, quiet, f"{cfg.method} seed {cfg.seed}")
         bars[:] = [bar]
         return update
 
@@ -377,20 +352,3 @@ def compare_cmd(domain: str, methods: tuple[str, ...], seeds: int, steps: int | 
     else:
         click.echo(format_table(domain, summarize(runs)), nl=False)
         click.echo(f"report: {out / 'compare.md'}, {out / 'compare.png'}")
-
-
-def register(group: click.Group) -> None:
-    """Add ``train``, ``eval`` and ``compare`` to the ``asg`` group."""
-    group.add_command(train_cmd)
-    group.add_command(eval_cmd)
-    group.add_command(compare_cmd)
-
-
-def _register_families() -> None:
-    """The families that add domains to ``train``/``eval`` (imported with this module; they are light)."""
-    from asg.cli import fetch_programs_cmds
-
-    fetch_programs_cmds.register_handlers(DOMAIN_HANDLERS, EVAL_HANDLERS)
-
-
-_register_families()

@@ -12,6 +12,9 @@ lists the atoms that never turn false again under the env's dynamics.
 
 ``spec.complete_model_path()`` is the world's complete, correct model (``pddl_models/complete/``,
 Appendix F.2), to pass as ``--model``.
+
+Worlds from outside asg are plug-ins (``asg.envs.plugins``: ``asg.register_domain`` or the
+``asg.domains`` entry-point group); ``get_domain`` and ``domain_names`` see them beside ``DOMAINS``.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ import gymnasium as gym
 
 import asg.envs  # noqa: F401  (registers the asg/ ids)
 from asg import pddl_models
+from asg.envs import plugins
 from asg.envs.household import HOUSEHOLD_LABELER, HOUSEHOLD_SOLVER
 from asg.envs.labeling import Labeler
 from asg.envs.mario import MARIO_LABELER, MARIO_SOLVER
@@ -76,7 +80,7 @@ class DomainSpec:
         kwargs.setdefault("max_steps", self.max_episode_steps)
         return gym.make(self.env_id, **kwargs)
 
-    def load_task(self, path: str | Path | None = None) -> "Task":
+    def load_task(self, path: str | Path | None = None) -> Task:
         """Ground the shipped model (or a user's model file) and check the labeler knows its atoms."""
         from asg.planning import load_task
 
@@ -101,16 +105,23 @@ DOMAINS: dict[str, DomainSpec] = {
                    description="grid Mario (official map), model of Appendix H.4",
                    complete_model="mario"),
         DomainSpec("pixel-mario", "asg/PixelMario-v0", "mario", MARIO_LABELER, MARIO_SOLVER,
-                   description="Mario with RGB image observations (Appendix D/F.1)",
+                   description="Mario seen through a noisy camera: RGB images that never repeat (Appendix D/F.1)",
                    complete_model="mario"),
     )
 }
 
 
-def get_domain(name: str) -> DomainSpec:
-    """Look a domain up by its CLI name; raises ``UnknownDomainError`` listing the choices."""
-    try:
-        return DOMAINS[name]
-    except KeyError:
-        raise UnknownDomainError(
-            f"unknown domain {name!r}; choose one of {', '.join(sorted(DOMAINS))}") from None
+plugins.reserve(DOMAINS)  # a plug-in may not take a built-in name
+
+
+def domain_names() -> list[str]:
+    """Every domain name: the built-in ``DOMAINS`` and the plug-ins (``asg.envs.plugins``), sorted."""
+    return sorted({*DOMAINS, *plugins.plugin_names()})
+
+
+def get_domain(name: str) -> DomainSpec | plugins.PluginDomain:
+    """Look a domain (built-in or plug-in) up by name; raises ``UnknownDomainError`` listing the choices."""
+    spec = DOMAINS.get(name) or plugins.find_domain(name)
+    if spec is None:
+        raise UnknownDomainError(f"unknown domain {name!r}; choose one of {', '.join(domain_names())}")
+    return spec

@@ -121,8 +121,8 @@ class HouseholdEnv(MiniGridEnv):
     nearest (yellow) or the green key is a dead end. The battery starts low and only the dock
     charges it; the door closes behind the robot (and cannot be opened from inside) once it
     steps from the doorway into the final room, and the last step onto the destination
-    drains an uncharged battery (the robot stops short of it: terminated, failed). So the final room is reachable without charging,
-    but that way is a dead end: a skill that learns the shortest way through the door
+    drains an uncharged battery (the robot stops short of it: terminated, failed). So the final room
+    is reachable without charging, but that way is a dead end: a skill that learns the shortest way through the door
     (Landmark-HRL on Household-V2) never recharges. ``door-ajar`` (robot in the open doorway)
     and ``at-final-room`` never hold together.
     Choices the paper leaves open, made here: the fixed layout above, sized so that a uniformly

@@ -10,13 +10,14 @@ from s_0):
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Hashable
 
 import numpy as np
 
 from asg.envs.domains import DomainSpec
+from asg.planning.landmarks import compute_landmarks
 from asg.planning.mvtr import AtomTrace, MVTRReport, check_mvtr
 from asg.planning.task import Atom, Task
 
@@ -101,8 +102,6 @@ def collect_traces(spec: DomainSpec, task: Task, config: ExplorationConfig = Exp
 
 def landmark_orderings(task: Task) -> list[tuple[frozenset[Atom], frozenset[Atom], str]]:
     """The model's landmark orderings as (source atoms, target atoms, kind)."""
-    from asg.planning import compute_landmarks
-
     graph = compute_landmarks(task)
     by_id = {lm.id: lm.atoms for lm in graph.landmarks}
     return [(by_id[o.source], by_id[o.target], o.kind) for o in graph.orderings]

@@ -9,8 +9,9 @@ route is the intended one even where a shorter, different one exists.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any
 
 Transition = Callable[[Any, int], "tuple[Any, bool]"]
 

@@ -30,21 +30,35 @@ Success, in training metrics and evaluation alike, is ψ of the program at the l
 """
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from asg.envs.fetch.env import INITIAL_STATES, T_ATOMIC
-from asg.envs.fetch.labeler import block_relations
-from asg.envs.fetch.layout import BLOCK_NAMES, N_BLOCKS, ZONE_NAMES
-from asg.learning.goal_policy.config import GoalPolicyConfig, nonatomic_baseline
-from asg.learning.goal_policy.rollout import EpisodeSpec, FetchBatch, PolicySnapshot, RolloutWorker
+from asg.envs.fetch import (
+    BLOCK_NAMES,
+    INITIAL_STATES,
+    N_BLOCKS,
+    T_ATOMIC,
+    ZONE_NAMES,
+    ExactBehaviourModel,
+    FetchBatch,
+    block_relations,
+    goals_reached,
+    plan_program,
+    state_atoms,
+)
 from asg.learning.errors import CheckpointError, ConfigError
-from asg.learning.run_dir import StageProgress
+from asg.learning.goal_policy.config import GoalPolicyConfig, nonatomic_baseline
+from asg.learning.goal_policy.evaluate import load_policy, program_success
+from asg.learning.goal_policy.rollout import EpisodeSpec, PolicySnapshot, RolloutWorker
+from asg.learning.run_dir import StageProgress, atomic_write_json
 from asg.planning.errors import AsgError
+from asg.planning.programs import fetch_library
 
 KINDS = {"m-ddpg": "one-hot", "m-ddpg-her": "goal-setter"}  # baseline -> goal representation
 GOAL_KINDS = ("one-hot", "goal-setter")
@@ -64,8 +78,6 @@ class GoalSetterError(AsgError):
 @lru_cache(maxsize=1)
 def nonatomic_programs() -> tuple[str, ...]:
     """The 7 expanded non-atomic programs, in library order (index = one-hot position)."""
-    from asg.planning.programs import fetch_library
-
     return tuple(p.name for p in fetch_library().non_atomic)
 
 
@@ -91,8 +103,6 @@ relations = block_relations  # the labeler's geometry, batched over states (kept
 @lru_cache(maxsize=1)
 def _post_clauses() -> tuple[tuple[tuple[np.ndarray, np.ndarray], ...], ...]:
     """Each program's ψ as (positive, negative) column lists into :func:`_features`."""
-    from asg.planning.programs import fetch_library
-
     blocks, zones = {b: i for i, b in enumerate(BLOCK_NAMES)}, {z: i for i, z in enumerate(ZONE_NAMES)}
 
     def column(atom) -> int:
@@ -154,11 +164,8 @@ def nonatomic_goal(obs: np.ndarray, name: str) -> np.ndarray:
 def _plan(obs: np.ndarray, name: str) -> tuple[tuple[str, ...], np.ndarray]:
     """Calls and end positions for ``name`` from ``obs``: the cached plan of these atoms if it
     works from ``obs``, else a fresh one from the planner."""
-    from asg.envs.fetch import labeler
-    from asg.envs.fetch.behaviour_model import plan_program
-
     name = nonatomic_programs()[program_index(name)]
-    key = (name, labeler.atoms(obs))
+    key = (name, state_atoms(obs))
     calls = _PLANS.get(key)
     end = None if calls is None else _end_positions(obs, name, calls)
     if end is None:
@@ -175,16 +182,12 @@ def _plan(obs: np.ndarray, name: str) -> tuple[tuple[str, ...], np.ndarray]:
 
 def _end_positions(obs: np.ndarray, name: str, calls: Sequence[str]) -> np.ndarray | None:
     """Block positions (12,) after ``calls`` in the exact model, None unless each φ and ψ hold."""
-    from asg.envs.fetch import labeler
-    from asg.envs.fetch.behaviour_model import ExactBehaviourModel
-    from asg.planning.programs import fetch_library
-
     model, state = ExactBehaviourModel(), np.asarray(obs, dtype=float)
     for call in calls:
         state, ok = model.predict(state, call)
         if not ok:
             return None
-    if not fetch_library().get(name).post.holds(labeler.atoms(state)):
+    if not fetch_library().get(name).post.holds(state_atoms(state)):
         return None
     return state[:GOAL_DIM].copy()
 
@@ -213,7 +216,7 @@ class NonAtomicTask:
     def programs(self) -> tuple[str, ...]:
         return nonatomic_programs()
 
-    def make_batch(self, n_envs: int, threads: int = 1) -> "NonAtomicBatch":
+    def make_batch(self, n_envs: int, threads: int = 1) -> NonAtomicBatch:
         return NonAtomicBatch(self, n_envs, threads)
 
     def goal_of(self, obs: np.ndarray, name: str) -> np.ndarray:
@@ -226,8 +229,6 @@ class NonAtomicTask:
         shape = np.broadcast_shapes(ag.shape, g.shape)[:-1]
         ag, g = np.broadcast_to(ag, shape + (GOAL_DIM,)), np.broadcast_to(g, shape + (GOAL_DIM,))
         if self.goal == "goal-setter":
-            from asg.envs.fetch.goal_setter import goals_reached
-
             return goals_reached(ag, g).astype(np.float64) - 1.0
         hot = g.reshape(-1, GOAL_DIM)[:, :len(nonatomic_programs())]
         valid = hot.max(axis=1) > 0.5
@@ -236,10 +237,7 @@ class NonAtomicTask:
 
     def applicable(self, raw_obs: np.ndarray, program: str) -> bool:
         """φ of a non-atomic program on a state (true everywhere in the Fetch library)."""
-        from asg.envs.fetch import labeler
-        from asg.planning.programs import fetch_library
-
-        return fetch_library().get(program).pre.holds(labeler.atoms(raw_obs))
+        return fetch_library().get(program).pre.holds(state_atoms(raw_obs))
 
 
 class NonAtomicBatch(FetchBatch):
@@ -283,8 +281,8 @@ def train_baseline(kind: str, out_dir: str | Path, config: GoalPolicyConfig | No
 
     ``config`` defaults to ``config.nonatomic_baseline``; the result summary gains ``kind``.
     """
+    # torch: rollout workers import this module for NonAtomicTask and run without it
     from asg.learning.goal_policy.trainer import CHECKPOINT, train_goal_policy
-    from asg.learning.run_dir import atomic_write_json
 
     goal = goal_kind(kind)
     config = config if config is not None else nonatomic_baseline(her=goal == "goal-setter")
@@ -310,11 +308,6 @@ def evaluate_baseline(policy: str | Path | PolicySnapshot, kind: str, episodes: 
     ``families`` averages over arguments (the rows of Table 2). ``policy`` is a ``policy.npz``,
     a run folder (its ``baseline.json`` must name ``kind``) or a snapshot.
     """
-    import json
-
-    from asg.learning.goal_policy.evaluate import load_policy, program_success
-    from asg.planning.programs import fetch_library
-
     goal = goal_kind(kind)
     if episodes < 1:
         raise ConfigError(f"episodes must be >= 1, got {episodes}")

@@ -2,22 +2,24 @@
 
 ``METHODS`` maps CLI names to a ``MethodSpec``; ``build_learner`` turns a resolved
 ``TrainConfig`` plus a domain binding into a learner. ``bind_domain`` reads
-``asg.envs.domains.DOMAINS`` (env factory, labeler, symbolic model).
+``asg.envs.domains.get_domain`` (asg's ``DOMAINS`` and the plug-ins of ``asg.envs.plugins``:
+env factory, labeler, symbolic model); ``bind_spec`` binds a domain object directly.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium as gym
 
-from asg.learning.asgrl.hierarchical import HierarchicalLearner
 from asg.learning.asgrl.baselines import FlatLearner
 from asg.learning.asgrl.config import FlatConfig, HierarchicalConfig, TrainConfig, check_subgoals
 from asg.learning.asgrl.episode import Learner
-from asg.learning.errors import DomainError
+from asg.learning.asgrl.hierarchical import HierarchicalLearner
 from asg.learning.asgrl.subgoals import Labeler, SubgoalSet, landmark_subgoals, plan_subgoals
+from asg.learning.errors import DomainError
 from asg.planning.task import Task
 
 
@@ -52,31 +54,40 @@ class DomainBinding:
 
 
 def asgrl_domains() -> list[str]:
-    """Names of the ASGRL domains (``asg.envs.domains.DOMAINS``), sorted."""
-    from asg.envs.domains import DOMAINS
+    """Names of the ASGRL domains (``asg.envs.domains.DOMAINS`` and the plug-ins), sorted."""
+    from asg.envs.domains import domain_names
 
-    return sorted(DOMAINS)
+    return domain_names()
 
 
 def bind_domain(name: str, model: str | Path | None = None) -> DomainBinding:
-    """Bind an ASGRL domain and its (or the user's) symbolic model; raises ``AsgError``s."""
-    from asg.envs.domains import DOMAINS
+    """Bind an ASGRL domain (built-in or plug-in) and its (or the user's) symbolic model; raises ``AsgError``s."""
+    from asg.envs.domains import UnknownDomainError, get_domain
 
-    spec = DOMAINS.get(name)
-    if spec is None:
-        raise DomainError(f"unknown domain {name!r}; choose from {', '.join(sorted(DOMAINS))}")
+    try:
+        spec = get_domain(name)
+    except UnknownDomainError:
+        raise DomainError(f"unknown domain {name!r}; choose from {', '.join(asgrl_domains())}") from None
+    return bind_spec(spec, model)
+
+
+def bind_spec(spec: Any, model: str | Path | None = None) -> DomainBinding:
+    """Bind a domain object (a ``DomainSpec``, or a ``PluginDomain`` that need not be registered)."""
     if model is not None and not Path(model).is_file():
         raise DomainError(f"{model}: no such model file")
     task = spec.load_task(model)
-    return DomainBinding(name, spec.make_env, spec.labeler, task, str(model or spec.model_path()))
+    return DomainBinding(spec.name, spec.make_env, spec.labeler, task, str(model or spec.model_path()))
 
 
-def make_subgoals(cfg: TrainConfig, task: Task) -> SubgoalSet:
-    """The learner's subgoals: landmarks (ASGRL, Landmark-HRL, flat shaping) or a plan (Plan-HRL)."""
-    if isinstance(cfg.learner, HierarchicalConfig) and cfg.learner.subgoals == "plan":
-        subgoals = plan_subgoals(task)
-    else:
-        subgoals = landmark_subgoals(task)
+def uses_landmarks(cfg: TrainConfig) -> bool:
+    """Whether the method's subgoals are the model's landmarks (all but Plan-HRL)."""
+    return not (isinstance(cfg.learner, HierarchicalConfig) and cfg.learner.subgoals == "plan")
+
+
+def make_subgoals(cfg: TrainConfig, task: Task, graph: Any = None) -> SubgoalSet:
+    """The learner's subgoals: landmarks (ASGRL, Landmark-HRL, flat shaping; ``graph``: the task's
+    landmark graph if already computed) or a plan (Plan-HRL)."""
+    subgoals = landmark_subgoals(task, graph=graph) if uses_landmarks(cfg) else plan_subgoals(task)
     check_subgoals(cfg, subgoals.names())  # a k_overrides entry must name one of them
     return subgoals
 
@@ -101,3 +112,18 @@ def build_learner(cfg: TrainConfig, subgoals: SubgoalSet, n_actions: int) -> Lea
     else:  # pragma: no cover - config_from_dict only builds the two kinds
         raise DomainError(f"unknown learner config {type(cfg.learner).__name__}")
     return learner
+
+
+FAMILIES = {"fetch-programs": "asg.learning.fetch_programs"}
+"""Domains trained by another family than ASGRL's learners: name -> the library module that runs them."""
+
+
+def domain_family(name: str) -> str:
+    """``"asgrl"`` for an ASGRL domain, the name itself for a domain of ``FAMILIES``; ``DomainError``
+    listing every known domain otherwise."""
+    if name in FAMILIES:
+        return name
+    known = asgrl_domains()
+    if name in known:
+        return "asgrl"
+    raise DomainError(f"unknown domain {name!r}; choose from {', '.join(sorted([*known, *FAMILIES]))}")

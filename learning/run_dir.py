@@ -2,7 +2,9 @@
 
 Layout of ``runs/<domain>-<method>-seed<N>/``::
 
-    config.json          the resolved TrainConfig (config_to_dict) plus subgoals and versions
+    config.json          the resolved TrainConfig (config_to_dict)
+    subgoals.json        the subgoals the learner was built from (``SubgoalSet.to_json``); eval reads it
+    landmarks.json       the model's landmark graph (``LandmarkGraph.to_json``; not for Plan-HRL)
     metrics.csv          one row per evaluation point (rewritten atomically at each point)
     learning_curve.png   greedy success rate against env steps
     checkpoint.npz       learner + trainer state in asg's one checkpoint format
@@ -26,13 +28,15 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from asg.learning.atomic import atomic_write
 from asg.learning import checkpoint as ckpt
 from asg.learning.asgrl.config import TrainConfig, config_from_dict, config_to_dict
-from asg.learning.errors import CheckpointError, ConfigError
+from asg.learning.asgrl.subgoals import SubgoalSet
+from asg.learning.atomic import atomic_write
+from asg.learning.errors import CheckpointError, ConfigError, DomainError
 from asg.learning.registry import bind_domain, build_learner, make_subgoals
 
 try:
@@ -44,6 +48,7 @@ CHECKPOINT_VERSION = ckpt.VERSION
 CHECKPOINT_KIND = "asgrl-trainer"
 CONFIG, METRICS, CURVE = "config.json", "metrics.csv", "learning_curve.png"
 CHECKPOINT, CHECKPOINT_META, RESULT, LOCK = "checkpoint.npz", "checkpoint.json", "result.json", ".lock"
+SUBGOALS, LANDMARKS = "subgoals.json", "landmarks.json"
 IDENTITY = ("domain", "method", "seed", "model", "learner")  # what config.json and a checkpoint share
 
 
@@ -103,7 +108,7 @@ class RunLock:
         """Whether this object holds the lock."""
         return self._fd is not None
 
-    def acquire(self) -> "RunLock":
+    def acquire(self) -> RunLock:
         """Take the lock (a no-op when already held by this object)."""
         if self._fd is not None or fcntl is None:
             return self
@@ -142,7 +147,7 @@ class RunLock:
         finally:
             os.close(fd)  # closing the descriptor releases the flock
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         return self.acquire()
 
     def __exit__(self, *exc: Any) -> None:
@@ -184,7 +189,7 @@ class StopOnSignal:
             raise KeyboardInterrupt
         self.requested = True
 
-    def __enter__(self) -> "StopOnSignal":
+    def __enter__(self) -> StopOnSignal:
         if threading.current_thread() is threading.main_thread():
             for name in self.SIGNALS:
                 sig = getattr(signal, name)
@@ -214,7 +219,7 @@ class RunDir:
         self._lock = RunLock(self.path)
 
     @classmethod
-    def create(cls, path: str | Path, cfg: TrainConfig, extra: dict[str, Any] | None = None) -> "RunDir":
+    def create(cls, path: str | Path, cfg: TrainConfig, extra: dict[str, Any] | None = None) -> RunDir:
         """A new run folder holding ``config.json``, locked for this process; refuses a folder that
         already holds a run or that another process is writing."""
         run = cls(path)
@@ -231,13 +236,52 @@ class RunDir:
         return run
 
     @classmethod
-    def open(cls, path: str | Path) -> "RunDir":
+    def open(cls, path: str | Path) -> RunDir:
         """An existing run folder (not locked: reading needs no lock); ``CheckpointError`` when it
         is not one."""
         run = cls(path)
         if not (run.path / CONFIG).is_file():
             raise CheckpointError(f"{run.path}: not a run directory (no {CONFIG})")
         return run
+
+    # -- what every stage's folder has (ASGRL runs and the Fetch stages alike) --------------------
+    def write_config(self, payload: dict[str, Any]) -> None:
+        """``config.json``: the resolved config of the stage and the identity fields of its checkpoint."""
+        atomic_write_json(self.path / CONFIG, payload)
+
+    def read_config(self, what: str = "a run config") -> dict[str, Any]:
+        """``config.json`` as a dict (``CheckpointError`` naming the file when missing or not JSON)."""
+        data = ckpt.read_json(self.path / CONFIG, what)
+        if not isinstance(data, dict):
+            raise CheckpointError(f"{self.path / CONFIG}: not {what}")
+        return data
+
+    def save_state(self, kind: str, tree: Any, meta: dict[str, Any], describe: dict[str, Any] | None = None,
+                   name: str = CHECKPOINT) -> str:
+        """A checkpoint in asg's one format (``checkpoint.npz``), then its description (``checkpoint.json``:
+        format, version, kind, SHA-256 and ``describe``), each written atomically; the SHA-256."""
+        sha = ckpt.save(self.path / name, kind, tree, meta)
+        atomic_write_json(self.path / CHECKPOINT_META, {"format": ckpt.FORMAT, "version": CHECKPOINT_VERSION,
+                                                        "kind": kind, **(describe or {}), "sha256": sha})
+        return sha
+
+    def load_state(self, kind: str, identity: Sequence[str], expected: dict[str, Any] | None = None,
+                   defaults: dict[str, Any] | None = None, name: str = CHECKPOINT) -> ckpt.Checkpoint:
+        """The checkpoint of ``kind`` after every check: present, of this version, sealed, and agreeing on
+        the ``identity`` fields with ``expected`` (default: ``config.json``'s top level, ``defaults``
+        filling fields an older config.json lacks)."""
+        file = self.path / name
+        if not file.is_file():
+            raise CheckpointError(f"{file}: missing (nothing to resume or evaluate)")
+        if (self.path / CHECKPOINT_META).is_file():
+            desc = self._read_json(CHECKPOINT_META)
+            if not isinstance(desc, dict) or desc.get("version") != CHECKPOINT_VERSION:
+                raise CheckpointError(f"{self.path / CHECKPOINT_META}: unsupported checkpoint version "
+                                      f"(expected {CHECKPOINT_VERSION})")
+        loaded = ckpt.load(file, kind)
+        saved = expected if expected is not None else {**(defaults or {}), **self.read_config()}
+        ckpt.check_agrees(self.path / CONFIG, saved, file, loaded.meta, tuple(identity))
+        return loaded
 
     def lock(self) -> None:
         """Hold the folder's writer lock (``CheckpointError`` naming the holder when taken)."""
@@ -246,6 +290,13 @@ class RunDir:
     def unlock(self) -> None:
         """Release the writer lock (a no-op when not held)."""
         self._lock.release()
+
+    def __enter__(self) -> RunDir:
+        self.lock()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.unlock()
 
     def _read_json(self, name: str) -> Any:
         return ckpt.read_json(self.path / name)
@@ -268,13 +319,10 @@ class RunDir:
         return read_metrics(self.path / METRICS)
 
     def save_checkpoint(self, cfg: TrainConfig, learner: Any, state: dict[str, Any]) -> None:
-        """The learner's and the loop's state (``state``, plain data) atomically, then its description."""
-        meta = {**identity(cfg), "env_steps": int(learner.env_steps)}
-        sha = ckpt.save(self.path / CHECKPOINT, CHECKPOINT_KIND, {"learner": learner.state_dict(), "state": state},
-                        meta)
-        atomic_write_json(self.path / CHECKPOINT_META, {"format": ckpt.FORMAT, "version": CHECKPOINT_VERSION,
-                                                        "kind": CHECKPOINT_KIND, "env_steps": int(learner.env_steps),
-                                                        "sha256": sha})
+        """An ASGRL run's learner and loop state (``state``, plain data)."""
+        steps = int(learner.env_steps)
+        self.save_state(CHECKPOINT_KIND, {"learner": learner.state_dict(), "state": state},
+                        {**identity(cfg), "env_steps": steps}, {"env_steps": steps})
 
     def checkpoint_steps(self) -> int:
         """Env steps of the saved checkpoint (0 when there is none or it is unreadable)."""
@@ -284,33 +332,44 @@ class RunDir:
         except (OSError, ValueError, AttributeError, TypeError):
             return 0
 
-    def load_checkpoint(self, cfg: TrainConfig | None = None, binding: Any = None) -> dict[str, Any]:
+    def load_checkpoint(self, cfg: TrainConfig | None = None, binding: Any = None,
+                        subgoals: SubgoalSet | None = None) -> dict[str, Any]:
         """``{"learner", "state", "meta"}``: the learner rebuilt from the run's config and its saved
         state, the loop's state (plain data) and the checkpoint's meta. ``CheckpointError`` when the
         checkpoint is missing, corrupt or foreign, or disagrees with ``config.json`` (or ``cfg``)."""
         file = self.path / CHECKPOINT
-        if not file.is_file():
-            raise CheckpointError(f"{file}: missing (nothing to resume or evaluate)")
         saved = self.config()
-        if (self.path / CHECKPOINT_META).is_file():
-            desc = self._read_json(CHECKPOINT_META)
-            if not isinstance(desc, dict) or desc.get("version") != CHECKPOINT_VERSION:
-                raise CheckpointError(f"{self.path / CHECKPOINT_META}: unsupported checkpoint version")
-        loaded = ckpt.load(file, CHECKPOINT_KIND)
-        ckpt.check_agrees(self.path / CONFIG, identity(saved), file, loaded.meta, IDENTITY)
-        if cfg is not None:
-            ckpt.check_agrees("the given config", identity(cfg), file, loaded.meta, IDENTITY)
+        loaded = self.load_state(CHECKPOINT_KIND, IDENTITY, identity(saved))
         tree = loaded.tree
         ckpt.require(isinstance(tree, dict) and isinstance(tree.get("learner"), dict)
                      and isinstance(tree.get("state"), dict), file, "unexpected content")
-        binding = binding or bind_domain(saved.domain, saved.model)
-        subgoals = make_subgoals(saved, binding.task)
+        if subgoals is None:
+            subgoals = self.subgoals(saved, binding)
         try:
             learner = build_learner(saved, subgoals, int(tree["learner"]["n_actions"]))
             learner.load_state_dict(tree["learner"])
         except (KeyError, ValueError, TypeError, AttributeError, IndexError) as err:
             raise CheckpointError(f"{file}: does not fit the run's config and model ({err})") from None
         return {"learner": learner, "state": tree["state"], "meta": loaded.meta}
+
+    def write_subgoals(self, subgoals: SubgoalSet, landmarks: dict[str, Any] | None = None) -> None:
+        """``subgoals.json`` (what the learner is built from) and, for landmark subgoals, ``landmarks.json``
+        (the landmark graph of the model, ``LandmarkGraph.to_json``)."""
+        atomic_write_json(self.path / SUBGOALS, subgoals.to_json())
+        if landmarks is not None:
+            atomic_write_json(self.path / LANDMARKS, landmarks)
+
+    def subgoals(self, cfg: TrainConfig | None = None, binding: Any = None) -> SubgoalSet:
+        """The subgoals the run trained on: ``subgoals.json``, or (a run folder older than that file)
+        computed again from the run's model."""
+        if (self.path / SUBGOALS).is_file():
+            try:
+                return SubgoalSet.from_json(self._read_json(SUBGOALS), str(self.path / SUBGOALS))
+            except DomainError as err:
+                raise CheckpointError(str(err)) from None
+        cfg = cfg or self.config()
+        binding = binding or bind_domain(cfg.domain, cfg.model)
+        return make_subgoals(cfg, binding.task)
 
     def write_result(self, result: dict[str, Any]) -> None:
         """Write ``result.json``."""

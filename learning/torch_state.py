@@ -6,7 +6,7 @@ RNG (``torch.random.fork_rng``) instead of reseeding it.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 
 @contextlib.contextmanager

@@ -31,7 +31,7 @@ _LAZY = {
 }
 
 
-def load_task(domain: str | Path, problem: str | Path | None = None, *, lenient: bool = False) -> "Task":
+def load_task(domain: str | Path, problem: str | Path | None = None, *, lenient: bool = False) -> Task:
     """Parse and ground a domain and problem (both may stand in ``domain``)."""
     from asg.planning.grounding import ground
     from asg.planning.parse import parse_files
@@ -52,6 +52,6 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
 
-__all__ = ["AsgError", "Atom", "Model", "ModelError", "Operator", "PDDLError", "PDDLSyntaxError", "Task",
-           "UnsupportedRequirementError", "compute_landmarks", "find_plan", "ground", "load_task",
-           "parse_files", "parse_text"]
+__all__ = ["AsgError", "Atom", "Landmark", "LandmarkGraph", "Model", "ModelError", "Operator", "Ordering", "PDDLError",
+           "PDDLSyntaxError", "PlanResult", "Task", "UnsupportedRequirementError", "compute_landmarks", "find_plan",
+           "ground", "load_task", "parse_files", "parse_text", "to_up"]

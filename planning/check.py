@@ -121,7 +121,7 @@ def check_domain(domain: DomainShape, path: str | None) -> list[Diagnostic]:
         for parent in typed.types:
             if parent not in types:
                 out.append(_diag("error", "unknown-type", f"unknown type '{parent}'", path, typed.token))
-    for name, (token, params) in domain.predicates.items():
+    for name, (_token, params) in domain.predicates.items():
         for param in params:
             for kind in param.types:
                 if kind not in types:
@@ -137,7 +137,7 @@ def check_domain(domain: DomainShape, path: str | None) -> list[Diagnostic]:
     used_types |= {k for c in domain.constants for k in c.types}
     for action in domain.actions:
         name = action.name.text.lower()
-        params = {p.name for p in action.parameters}
+        param_names = {p.name for p in action.parameters}
         seen: set[str] = set()
         for param in action.parameters:
             if param.name in seen:
@@ -149,7 +149,7 @@ def check_domain(domain: DomainShape, path: str | None) -> list[Diagnostic]:
                 if kind not in types:
                     out.append(_diag("error", "unknown-type", f"unknown type '{kind}' in action '{name}'",
                                      path, param.token))
-        scoped = params | _quantified_variables(action.precondition) | _quantified_variables(action.effect)
+        scoped = param_names | _quantified_variables(action.precondition) | _quantified_variables(action.effect)
         uses = (atom_uses(action.precondition, f"action '{name}' precondition")
                 + atom_uses(action.effect, f"action '{name}' effect"))
         for use in uses:
@@ -157,7 +157,7 @@ def check_domain(domain: DomainShape, path: str | None) -> list[Diagnostic]:
             out.extend(_check_use(use, domain, path, variables=scoped, objects=constants))
         for use in _equalities(action.precondition, f"action '{name}' precondition"):
             out.extend(_check_terms(use, path, scoped, constants))
-    for name, (token, params) in domain.predicates.items():
+    for _token, params in domain.predicates.values():
         for param in params:
             used_types.update(param.types)
     for name, (token, _) in sorted(domain.predicates.items()):
@@ -237,8 +237,9 @@ def _equalities(node, where: str) -> list[Use]:
         return []
     found = []
     for sub in node.walk():
-        if sub.head() == "=":
-            found.append(Use(sub.items[0], [t for t in sub.items[1:] if isinstance(t, Token)], where))
+        equals = sub.head_token()
+        if equals is not None and equals.text.lower() == "=":
+            found.append(Use(equals, [t for t in sub.items[1:] if isinstance(t, Token)], where))
     return found
 
 

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     import networkx as nx
+
     from asg.planning.landmark_graph import LandmarkGraph
 
-EDGE_STYLE = {  # kind -> (line style, colour)
+# The matplotlib line styles used here (matplotlib's stubs accept only its named styles).
+LineStyle = Literal["solid", "dashed", "dotted"]
+
+EDGE_STYLE: dict[str, tuple[LineStyle, str]] = {  # kind -> (line style, colour)
     "greedy-necessary": ("solid", "#1f4e79"),
     "natural": ("dashed", "#555555"),
     "reasonable": ("dotted", "#b03a2e"),

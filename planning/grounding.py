@@ -16,14 +16,18 @@ Downward's ``NegatedAtom`` values.
 from __future__ import annotations
 
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import product
 from operator import itemgetter
-from typing import Callable
+from typing import TYPE_CHECKING
 
 from asg.planning.errors import ModelError, UnsupportedRequirementError
 from asg.planning.parse import Model
 from asg.planning.task import Atom, Operator, Task
+
+if TYPE_CHECKING:
+    from pddl.core import Problem
 
 
 @dataclass(frozen=True)
@@ -49,12 +53,11 @@ class Schema:
 
 def ground(model: Model) -> Task:
     """Ground ``model`` (which must hold a problem) into a STRIPS task."""
-    if model.problem is None:
-        raise ModelError("missing problem: grounding needs a problem", model.domain_path)
+    problem = _problem_of(model)
     objects_of = _objects_by_type(model)
     schemas = [_schema(action, objects_of) for action in sorted(model.domain.actions, key=lambda a: a.name)]
     fluent_predicates = {lit.predicate for s in schemas for lit in s.add + s.delete}
-    init = frozenset(_atom(p) for p in model.problem.init)
+    init = frozenset(_atom(p) for p in problem.init)
     folded = {a.predicate for a in init if a.predicate not in fluent_predicates and a.args}
     folded |= {name for name, arity in _arities(model).items() if arity and name not in fluent_predicates}
     static_facts = frozenset(a for a in init if a.predicate in folded)
@@ -99,7 +102,7 @@ def ground(model: Model) -> Task:
     facts = {a for a in reached if a.predicate not in folded} | set(negation.values())
     facts |= {a for a in goal if a.predicate not in folded or not a.args}
     return Task(
-        name=str(model.problem.name).lower(),
+        name=str(problem.name).lower(),
         domain_name=str(model.domain.name).lower(),
         facts=tuple(sorted(facts)),
         operators=tuple(operators),
@@ -114,10 +117,17 @@ def _arities(model: Model) -> dict[str, int]:
     return {str(p.name).lower(): p.arity for p in model.domain.predicates}
 
 
+def _problem_of(model: Model) -> Problem:
+    """The problem of ``model``; grounding refuses a domain alone."""
+    if model.problem is None:
+        raise ModelError("missing problem: grounding needs a problem", model.domain_path)
+    return model.problem
+
+
 def _objects_by_type(model: Model) -> dict[str, frozenset[str]]:
     parents = {str(k).lower(): (str(v).lower() if v else "object") for k, v in model.domain.types.items()}
     members: dict[str, set[str]] = defaultdict(set)
-    things = list(model.domain.constants) + list(model.problem.objects)
+    things = list(model.domain.constants) + list(_problem_of(model).objects)
     for obj in things:
         tags = [str(t).lower() for t in obj.type_tags] or ["object"]
         for tag in tags:
@@ -191,7 +201,7 @@ def _goal_literals(model: Model) -> tuple[set[Atom], set[Atom]]:
     from pddl.logic.predicates import Predicate
 
     pos, neg = set(), set()
-    for part in _conjuncts(model.problem.goal):
+    for part in _conjuncts(_problem_of(model).goal):
         if isinstance(part, Predicate):
             pos.add(_atom(part))
         elif isinstance(part, Not) and isinstance(part.argument, Predicate):
@@ -267,15 +277,16 @@ class _JoinPlan:
 class _Interner(dict):
     """Ids of one predicate's facts by their arguments; a new fact gets the next free id."""
 
-    __slots__ = ("predicate", "keys")
+    __slots__ = ("predicate", "facts")
 
-    def __init__(self, predicate: str, keys: list[tuple[str, tuple[str, ...]]]) -> None:
+    def __init__(self, predicate: str, facts: list[tuple[str, tuple[str, ...]]]) -> None:
         super().__init__()
-        self.predicate, self.keys = predicate, keys
+        self.predicate = predicate
+        self.facts = facts  # id -> (predicate, args), shared by every predicate's interner
 
     def __missing__(self, args: tuple[str, ...]) -> int:
-        ident = self[args] = len(self.keys)
-        self.keys.append((self.predicate, args))
+        ident = self[args] = len(self.facts)
+        self.facts.append((self.predicate, args))
         return ident
 
 

@@ -159,4 +159,4 @@ def _positions(graph: LandmarkGraph, boxes: dict[int, tuple[float, float]]) -> d
 
 
 def _asset(name: str) -> str:
-    return resources.files("asg.planning").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("asg.planning").joinpath("assets").joinpath(name).read_text(encoding="utf-8")

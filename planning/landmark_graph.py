@@ -15,8 +15,9 @@ adjacency dicts, so ``asg landmarks --format json`` never pays networkx's import
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from asg.planning.errors import AsgError
 from asg.planning.task import Atom, Task
@@ -218,6 +219,27 @@ class LandmarkGraph:
     def stats(self) -> dict:
         return {"facts": len(self.task.facts), "operators": len(self.task.operators),
                 "seconds": round(self.seconds, 6)}
+
+    def to_text(self) -> str:
+        """The report ``asg landmarks`` prints: landmarks with their flags, orderings by kind, subgoals."""
+        lines = [f"{self.task.domain_name} / {self.task.name}: {len(self.landmarks)} landmarks "
+                 f"(h^m, m={self.m}) from {len(self.task.facts)} facts and {len(self.task.operators)} operators "
+                 f"in {self.seconds:.3f} s", "", "Landmarks"]
+        width = max((len(str(lm)) for lm in self.landmarks), default=10)
+        for lm in self.landmarks:
+            flags = [flag for flag, on in (("goal", lm.goal), ("initially true", lm.initially_true),
+                                           ("conjunctive", lm.kind == "conjunctive")) if on]
+            lines.append(f"  {lm.id:3d}  {str(lm):{width}s}  {', '.join(flags)}".rstrip())
+        lines += ["", "Orderings (before -> after)"]
+        for kind in ("greedy-necessary", "natural", "reasonable"):
+            group = [o for o in self.orderings + self.reasonable if o.kind == kind]
+            if group:
+                lines.append(f"  {kind} ({len(group)})")
+                lines.extend(f"    {self.by_id(o.source)} -> {self.by_id(o.target)}" for o in group)
+        subgoals = self.subgoals()
+        if subgoals:
+            lines += ["", "Subgoals for a learner: " + " -> ".join(str(lm) for lm in subgoals)]
+        return "\n".join(lines) + "\n"
 
     def to_dot(self) -> str:
         """Graphviz DOT text (solid: greedy-necessary, dashed: natural, dotted: reasonable)."""

@@ -18,8 +18,9 @@ as a goal state); this module checks them against a grounded ``Task``:
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Hashable, Iterable, Sequence
+from typing import Any
 
 from asg.planning.task import Atom, Operator, Task
 
@@ -253,7 +254,61 @@ class MVTRReport:
         return data
 
 
+    def to_text(self) -> str:
+        """The report ``asg mvtr`` prints: the verdict, both conditions with their evidence, and what
+        the env never showed of the model."""
+        c1, c2, inc = self.condition1, self.condition2, self.incompleteness
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.traces.items()) if k != "goal_reaching")
+        lines = [
+            f"MVTR of model {self.model} on domain {self.domain}: "
+            f"{'is an MVTR' if self.holds else 'NOT an MVTR'}",
+            f"traces: {kinds}; {self.traces.get('goal_reaching', 0)} reach the goal",
+            *(f"  {note}" for note in self.notes),
+            f"condition 1 (goal atoms only in goal states): {_verdict(c1.holds)}; "
+            f"{c1.states_checked} distinct states checked"
+            + (f", {c1.violating_states} of them non-goal states with the goal atoms true"
+               if c1.violating_states else ""),
+        ]
+        if c1.reason:
+            lines.append(f"  {c1.reason}")
+        for v in c1.violations:
+            lines.append(f"  counter-example: trace {v.trace} step {v.step}: {v.state}")
+            lines.append(f"    true atoms: {' '.join(v.atoms) or '-'}")
+        if c1.goal_states_without_goal_atoms and c1.holds:
+            lines.append(f"  note: the goal atoms are false in {c1.goal_states_without_goal_atoms} "
+                         f"of {c1.goal_states} goal state(s)")
+        lines.append(f"condition 2 (a goal-reaching trace instantiates a plan): {_verdict(c2.holds)}; "
+                     f"{c2.plans_considered} plan(s) considered, {c2.goal_traces} goal-reaching trace(s)"
+                     + ("" if c2.enumeration_complete else " (plan enumeration cut by its bound)"))
+        if c2.holds:
+            lines.append(f"  trace {c2.trace} ({c2.trace_length} steps) instantiates plan [{c2.plan}]")
+            layers = " < ".join("{" + ", ".join(layer) + "}" for layer in c2.plan_layers)
+            lines.append(f"  plan makes true, in order: {layers}")
+            lines.append("  trace first makes true: "
+                         + ", ".join(f"{atom}@{step}" for atom, step in c2.first_steps))
+        else:
+            lines.append(f"  {c2.reason}")
+        lines.append("incompleteness of the model:")
+        lines.append("  actions never seen to have their stated effects:"
+                     + ("" if inc.unrealised_actions else " none"))
+        lines.extend(f"    {name}: {why}" for name, why in inc.unrealised_actions)
+        lines.append("  fluents never observed: " + (" ".join(inc.unobserved_fluents) or "none"))
+        lines.append("  landmark orderings the env reaches differently:"
+                     + ("" if inc.order_differences else " none"))
+        for d in inc.order_differences:
+            total = d.respected + d.reversed + d.target_missing
+            lines.append(f"    {' '.join(d.source)} < {' '.join(d.target)} ({d.kind}): respected in "
+                         f"{d.respected}, not in {d.reversed}, target never reached in "
+                         f"{d.target_missing}, of {total} goal-reaching traces")
+        return "\n".join(lines)
+
+
+def _verdict(ok: bool) -> str:
+    return "holds" if ok else "FAILS"
+
+
 # ----------------------------------------------------------------------------- checks
+
 def check_condition1(task: Task, traces: Sequence[AtomTrace], max_reported: int = 3) -> Condition1:
     """Goal atoms true only in goal states, over every state of every trace."""
     violations: dict[frozenset[Atom], GoalViolation] = {}  # the first one per set of true atoms
@@ -292,7 +347,7 @@ def check_condition2(task: Task, traces: Sequence[AtomTrace], max_length: int = 
     """Some goal-reaching trace instantiates some plan of the model (Def. 4.1)."""
     enum = enumerate_plans(task, max_length, max_paths)
     goal_traces = [t for t in traces if t.reaches_goal]
-    common = dict(goal_traces=len(goal_traces), plans_considered=len(enum.plans),
+    common: dict[str, Any] = dict(goal_traces=len(goal_traces), plans_considered=len(enum.plans),
                   enumeration_complete=enum.complete)
     if not enum.plans:
         bound = "" if enum.complete else f" within {max_length} actions"
@@ -314,6 +369,7 @@ def check_condition2(task: Task, traces: Sequence[AtomTrace], max_length: int = 
                                   plan_layers=plan.layers, first_steps=steps, **common)
             if best is None or len(unmet) < best[0]:
                 best = (len(unmet), plan, trace, unmet, first)
+    assert best is not None  # goal_traces and plans are non-empty and no pair met every ordering
     _, plan, trace, unmet, first = best
     why = "; ".join(explain_unmet(o, first) for o in unmet[:3])
     more = f" (and {len(unmet) - 3} more)" if len(unmet) > 3 else ""

@@ -28,8 +28,16 @@ from pddl.requirements import Requirements
 from asg.planning.check import Diagnostic, check_domain, check_problem, type_parents
 from asg.planning.errors import ModelError, PDDLError, PDDLSyntaxError, UnsupportedRequirementError
 from asg.planning.sexpr import Node, SList, Token, parse_sexprs, read_text, render
-from asg.planning.structure import (ActionShape, DomainShape, ProblemShape, Typed, atom_uses, define_kind,
-                                   read_domain, read_problem)
+from asg.planning.structure import (
+    ActionShape,
+    DomainShape,
+    ProblemShape,
+    Typed,
+    atom_uses,
+    define_kind,
+    read_domain,
+    read_problem,
+)
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +74,8 @@ LENIENT = {
 class Model:
     """A parsed planning model: the ``pddl`` objects plus the checked source shapes."""
 
-    domain: object  # pddl.core.Domain
-    problem: object | None  # pddl.core.Problem
+    domain: Domain
+    problem: Problem | None
     domain_path: str | None
     problem_path: str | None
     warnings: list[Diagnostic] = field(default_factory=list)
@@ -266,11 +274,11 @@ def _declare(domain: DomainShape, name: str, arity: int) -> None:
         node = SList([Token(":predicates", domain.node.line, domain.node.col)], domain.node.line, domain.node.col)
         domain.node.items.insert(2, node)
         domain.predicates_node = node
-    decl = SList([Token(name, node.line, node.col)] +
-                 [Token(f"?x{i}", node.line, node.col) for i in range(arity)], node.line, node.col)
+    predicate = Token(name, node.line, node.col)
+    params = [Token(f"?x{i}", node.line, node.col) for i in range(arity)]
+    decl = SList([predicate, *params], node.line, node.col)
     node.items.append(decl)
-    domain.predicates[name] = (decl.items[0], [Typed(f"?x{i}", ("object",), decl.items[i + 1])
-                                               for i in range(arity)])
+    domain.predicates[name] = (predicate, [Typed(param.text, ("object",), param) for param in params])
 
 
 def _first_use_arities(domain: DomainShape) -> dict[str, int]:
@@ -300,7 +308,7 @@ def _set_requirements(domain: DomainShape, problem: ProblemShape | None) -> tupl
             Token(t.text, domain.requirements.line, domain.requirements.col) for t in tokens]
     else:
         header = domain.node.items[1]
-        section = SList([Token(":requirements", header.line, header.col)] + tokens, header.line, header.col)
+        section = SList([Token(":requirements", header.line, header.col), *tokens], header.line, header.col)
         domain.node.items.insert(2, section)
         domain.requirements = section
     if problem is not None:
@@ -490,7 +498,9 @@ def _init(shape: ProblemShape, objects: dict[str, Constant], path: str) -> tuple
                 raise PDDLSyntaxError("expected an object name in :init", path, arg.line, arg.col)
             known = objects.get(arg.text)
             terms.append(known if known is not None else _named(Constant, arg, path, arg.text))
-        fact = _named(Predicate, atom.items[0], path, atom.items[0].text, *terms)
+        predicate = atom.head_token()
+        assert predicate is not None  # checked above: ``item`` (or the atom it negates) has a head
+        fact = _named(Predicate, predicate, path, predicate.text, *terms)
         if atom is item:
             init.append(fact)
         else:

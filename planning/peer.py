@@ -33,6 +33,8 @@ from pathlib import Path
 
 from asg.planning.errors import PlannerError
 from asg.planning.landmark_graph import LandmarkGraph
+from asg.planning.sexpr import parse_sexprs, read_text, render
+from asg.planning.structure import define_kind
 
 _NODE = re.compile(r'^\s*lm(\d+) \[label="(.*?)"((?:, style=\w+)*)\];$')
 _EDGE = re.compile(r'^\s*lm(\d+) -> lm(\d+) \[label="(\w+)"(?:, style=\w+)*\];$')
@@ -207,9 +209,6 @@ def _closure(graph: PeerGraph) -> set[tuple]:
 
 def pddl_texts(domain_path: str | Path, problem_path: str | Path | None = None) -> tuple[str, str]:
     """Domain and problem text for FD, splitting a file that holds both ``define`` forms."""
-    from asg.planning.sexpr import parse_sexprs, read_text, render
-    from asg.planning.structure import define_kind
-
     domain_text = read_text(str(domain_path))
     if problem_path is not None:
         return domain_text, read_text(str(problem_path))

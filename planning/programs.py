@@ -17,10 +17,14 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
+from asg.pddl_models import path as bundled_path
 from asg.planning.errors import ModelError
+from asg.planning.grounding import ground
+from asg.planning.landmarks import compute_landmarks
+from asg.planning.parse import parse_files, parse_text
 from asg.planning.sexpr import Node, SList, Token, parse_sexprs, render
 from asg.planning.structure import atom_uses, typed_list
 from asg.planning.task import Atom, Task
@@ -57,7 +61,7 @@ class Formula:
     clauses: tuple[Clause, ...]
 
     @staticmethod
-    def true() -> "Formula":
+    def true() -> Formula:
         return Formula((Clause(),))
 
     def holds(self, atoms) -> bool:
@@ -142,8 +146,6 @@ class ProgramLibrary:
 
     def program_task(self, name: str, init: frozenset[Atom] | None = None) -> Task:
         """The STRIPS task "reach ψ(name)" from ``init`` (default: the model's :init)."""
-        from asg.planning import ground, parse_text
-
         program = self.get(name)
         state = self.init if init is None else frozenset(a for a in init if a.predicate in self.predicates)
         domain = _goal_domain(self.domain_form, program.post)
@@ -154,8 +156,6 @@ class ProgramLibrary:
 
     def landmarks(self, name: str, init: frozenset[Atom] | None = None):
         """The planning core's landmark graph of ``name`` from ``init`` (cached)."""
-        from asg.planning import compute_landmarks
-
         key = (self.get(name).name, None if init is None else frozenset(init))
         if key not in self._cache:
             self._cache[key] = compute_landmarks(self.program_task(name, init))
@@ -210,34 +210,34 @@ def read_directives(text: str) -> list[_Directive]:
 
 def compile_library(path: str | Path) -> ProgramLibrary:
     """Parse, check and expand the program library declared in ``path``."""
-    from asg.planning import parse_files
-
     path = str(path)
     model = parse_files(path)
     directives = read_directives(Path(path).read_text())
     ctx = _Context.build(model, path, directives)
-    families = sorted(_families(directives, ctx), key=lambda f: f.level)
+    families = sorted(_families(directives, ctx), key=lambda f: f.checked_level)
     instances = {fam.name: fam.instances(ctx) for fam in families}
     possible = _possible_atoms([p for ps in instances.values() for p in ps], ctx)
-    levels = {fam.name: fam.level for fam in families}
+    levels = {fam.name: fam.checked_level for fam in families}
     programs = []
     for fam in families:
-        callees = fam.calls if fam.calls is not None else [f.name for f in families if f.level < fam.level]
+        callees = (fam.calls if fam.calls is not None
+                   else [f.name for f in families if f.checked_level < fam.checked_level])
         for callee in callees:
             if callee not in levels:
                 raise ProgramError(f"{fam.name} calls unknown program family {callee!r}", path, fam.line)
-            if levels[callee] >= fam.level:
+            if levels[callee] >= fam.checked_level:
                 raise ProgramError(f"{fam.name} (level {fam.level}) may not call {callee} "
                                    f"(level {levels[callee]})", path, fam.line)
         calls = tuple(p.name for callee in callees for p in instances[callee])
         programs += [replace(p, calls=calls, pre=_prune(p.pre, possible), post=_prune(p.post, possible))
                      for p in instances[fam.name]]
     shape = model.domain_shape
+    assert shape is not None  # parse_files always keeps the domain's shape
     return ProgramLibrary(tuple(programs), path, shape.node, shape.name.text.lower(), ctx.static,
                           ctx.init_fluents, tuple(sorted(ctx.arity)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_library(path: str) -> ProgramLibrary:
     """:func:`compile_library`, cached per path."""
     return compile_library(path)
@@ -246,9 +246,7 @@ def load_library(path: str) -> ProgramLibrary:
 @lru_cache(maxsize=1)
 def fetch_library() -> ProgramLibrary:
     """The AlphaNPI-X Fetch library (``pddl_models/fetch_programs.pddl``): 20 + 7 programs."""
-    from asg.pddl_models import path
-
-    return load_library(str(path("fetch_programs")))
+    return load_library(str(bundled_path("fetch_programs")))
 
 
 @dataclass
@@ -266,13 +264,12 @@ class _Context:
     display: dict[str, str] = field(default_factory=dict)
 
     @staticmethod
-    def build(model, path: str, directives: list[_Directive]) -> "_Context":
+    def build(model, path: str, directives: list[_Directive]) -> _Context:
         dom, prob = model.domain_shape, model.problem_shape
         objects = {t.name: t.types[0] for t in dom.constants + (prob.objects if prob else [])}
         arity = {name: len(params) for name, (_, params) in dom.predicates.items()}
         changed = {u.predicate.text.lower() for a in dom.actions for u in atom_uses(a.effect, "effect")}
-        init = frozenset(Atom(n.head(), tuple(t.text.lower() for t in n.items[1:]))
-                         for n in (prob.init if prob else []) if isinstance(n, SList))
+        init = _init_atoms(prob.init if prob else [])
         ctx = _Context(path, objects, arity, frozenset(), frozenset(), frozenset(),
                        {a.name.text.lower(): a for a in dom.actions}, frozenset(changed))
         observed = set()
@@ -292,6 +289,16 @@ class _Context:
         return [o for o, t in self.objects.items() if t == kind]
 
 
+def _init_atoms(init: list[Node]) -> frozenset[Atom]:
+    """The atoms listed true in a checked ``:init``; a ``(not ...)`` entry is dropped, as parsing drops it."""
+    atoms = set()
+    for node in init:
+        head = node.head() if isinstance(node, SList) else None
+        if isinstance(node, SList) and head is not None and head != "not":
+            atoms.add(Atom(head, tuple(t.text.lower() for t in node.items[1:] if isinstance(t, Token))))
+    return frozenset(atoms)
+
+
 @dataclass
 class _Family:
     name: str
@@ -304,6 +311,12 @@ class _Family:
     post: _Directive | None = None
     expand: list[str] | None = None
     description: str = ""
+
+    @property
+    def checked_level(self) -> int:
+        """``level``, which :func:`_check_family` has made sure is given."""
+        assert self.level is not None, f"{self.name}: level read before _check_family"
+        return self.level
 
     def instances(self, ctx: _Context) -> list[Program]:
         names = [v for v, _ in self.params]
@@ -319,12 +332,13 @@ class _Family:
             if not pre.clauses:
                 continue  # statically impossible (Stack_0_0)
             shown = [ctx.display.get(a, a.upper()) for a in args]
-            out.append(Program("_".join([self.name, *shown]), self.name, self.level, args, (),
+            out.append(Program("_".join([self.name, *shown]), self.name, self.checked_level, args, (),
                                pre, post, self.description, action))
         return out
 
     def conditions(self, ctx: _Context, binding: dict[str, str]):
         if self.level == 0:
+            assert self.action is not None  # _check_family: an atomic family names its action
             act = ctx.actions[self.action]
             pre = _dnf(act.precondition, binding, ctx) if act.precondition is not None else Formula.true()
             adds, dels = _effect(act.effect, binding, ctx)
@@ -398,14 +412,17 @@ def _check_family(fam: _Family, ctx: _Context) -> None:
 
 
 def _effect(node: Node | None, binding, ctx: _Context) -> tuple[frozenset[Atom], frozenset[Atom]]:
-    adds, dels = set(), set()
+    adds: set[Atom] = set()
+    dels: set[Atom] = set()
     for use in atom_uses(node, "effect"):
         atom = Atom(use.predicate.text.lower(), tuple(_term(t, binding, ctx) for t in use.args))
         (dels if use.negated else adds).add(atom)
     return frozenset(adds), frozenset(dels)
 
 
-def _term(tok: Token, binding, ctx: _Context) -> str:
+def _term(tok: Node, binding, ctx: _Context) -> str:
+    if isinstance(tok, SList):
+        raise ProgramError("expected an object or ?variable, not a list", ctx.path, tok.line, tok.col)
     name = tok.text.lower()
     if name.startswith("?"):
         if name not in binding:

@@ -10,10 +10,10 @@ reaches Python's recursion limit.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator, Union
 
-from asg.planning.errors import PDDLSyntaxError
+from asg.planning.errors import PDDLError, PDDLSyntaxError
 
 # Deeper nesting than this is refused by the reader. Real PDDL nests a dozen levels at most;
 # the limit keeps every later walker (asg's, grounding's, the ``pddl`` package's validators,
@@ -34,17 +34,21 @@ class Token:
 class SList:
     """A parenthesised list; ``line``/``col`` point at its opening parenthesis."""
 
-    items: list["Node"] = field(default_factory=list)
+    items: list[Node] = field(default_factory=list)
     line: int = 0
     col: int = 0
 
     def head(self) -> str | None:
         """Lower-cased first symbol, or None when the list is empty or starts with a list."""
-        if self.items and isinstance(self.items[0], Token):
-            return self.items[0].text.lower()
-        return None
+        token = self.head_token()
+        return token.text.lower() if token is not None else None
 
-    def walk(self) -> Iterator["SList"]:
+    def head_token(self) -> Token | None:
+        """The first item when it is a symbol (the token ``head`` reads), else None."""
+        first = self.items[0] if self.items else None
+        return first if isinstance(first, Token) else None
+
+    def walk(self) -> Iterator[SList]:
         """This list and every nested list, depth first (pre-order, iterative).
 
         A list's children are read after it has been yielded, so a caller may replace
@@ -57,13 +61,11 @@ class SList:
             stack.extend(item for item in reversed(node.items) if isinstance(item, SList))
 
 
-Node = Union[Token, SList]
+Node = Token | SList
 
 
 def read_text(path: str) -> str:
     """Read a PDDL file as text, turning every I/O problem into one clear PDDLError."""
-    from asg.planning.errors import PDDLError
-
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -139,12 +141,16 @@ def parse_sexprs(text: str, path: str | None, max_depth: int = MAX_DEPTH) -> lis
     return top
 
 
-_CLOSE = object()  # marks, on an explicit stack, the end of a list's items
+class _Close:
+    """The type of ``_CLOSE``."""
 
 
-def _events(node: Node) -> Iterator[Token | SList | object]:
+_CLOSE = _Close()  # marks, on an explicit stack, the end of a list's items
+
+
+def _events(node: Node) -> Iterator[Token | SList | _Close]:
     """Pre-order events of ``node``: each Token, each SList as it opens, ``_CLOSE`` as it closes."""
-    stack: list = [node]
+    stack: list[Token | SList | _Close] = [node]
     while stack:
         item = stack.pop()
         yield item
@@ -158,7 +164,7 @@ def render(node: Node) -> str:
     out: list[str] = []
     spaced = False  # whether the next item needs a space before it
     for event in _events(node):
-        if event is _CLOSE:
+        if isinstance(event, _Close):
             out.append(")")
             spaced = True
             continue
@@ -181,7 +187,7 @@ def render_with_lines(node: SList) -> str:
     out: list[str] = []
     line, col = 1, 1
     for event in _events(node):
-        if event is _CLOSE:
+        if isinstance(event, _Close):
             at_line, at_col, text = line, col, ")"
         else:
             at_line, at_col = event.line, event.col

@@ -6,6 +6,7 @@ that names it (for ``FILE:LINE:COL``).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from asg.planning.errors import ModelError, PDDLSyntaxError
@@ -103,7 +104,7 @@ def define_kind(form: SList, path: str | None) -> tuple[str, Token]:
     return kind, header.items[1]
 
 
-def typed_list(items: list[Node], path: str | None, default: str = "object", *,
+def typed_list(items: Sequence[Node], path: str | None, default: str = "object", *,
                allow_either: bool = True) -> list[Typed]:
     """Read ``a b - t c - (either t1 t2) d`` into Typed entries (untyped names get ``default``).
 
@@ -122,9 +123,10 @@ def typed_list(items: list[Node], path: str | None, default: str = "object", *,
                 if kind.head() != "either" or not allow_either:
                     expected = "a type or (either ...)" if allow_either else "one type name here"
                     raise PDDLSyntaxError(f"expected {expected}", path, kind.line, kind.col)
-                if len(kind.items) < 2 or not all(isinstance(t, Token) for t in kind.items[1:]):
+                names = [t for t in kind.items[1:] if isinstance(t, Token)]
+                if len(kind.items) < 2 or len(names) != len(kind.items) - 1:
                     raise PDDLSyntaxError("expected (either TYPE ...)", path, kind.line, kind.col)
-                types = tuple(t.text.lower() for t in kind.items[1:])
+                types = tuple(t.text.lower() for t in names)
             else:
                 types = (kind.text.lower(),)
             out.extend(Typed(tok.text.lower(), types, tok) for tok in pending)
@@ -178,13 +180,15 @@ def read_domain(form: SList, path: str | None) -> DomainShape:
         elif head == ":predicates":
             shape.predicates_node = section
             for decl in section.items[1:]:
-                if not isinstance(decl, SList) or decl.head() is None:
+                predicate = decl.head_token() if isinstance(decl, SList) else None
+                if not isinstance(decl, SList) or predicate is None:
                     raise PDDLSyntaxError("expected (predicate ?args ...)", path, decl.line, decl.col)
-                first = shape.predicates.get(decl.head())
+                predicate_name = predicate.text.lower()
+                first = shape.predicates.get(predicate_name)
                 if first is not None:
-                    raise ModelError(f"predicate '{decl.head()}' declared twice (first at line "
-                                     f"{first[0].line})", path, decl.items[0].line, decl.items[0].col)
-                shape.predicates[decl.head()] = (decl.items[0], typed_list(decl.items[1:], path))
+                    raise ModelError(f"predicate '{predicate_name}' declared twice (first at line "
+                                     f"{first[0].line})", path, predicate.line, predicate.col)
+                shape.predicates[predicate_name] = (predicate, typed_list(decl.items[1:], path))
         elif head == ":action":
             if len(section.items) < 2 or not isinstance(section.items[1], Token):
                 raise PDDLSyntaxError("action without a name", path, section.line, section.col)
@@ -276,8 +280,9 @@ def atom_uses(node: Node | None, where: str, negated: bool = False) -> list[Use]
         item, neg = stack.pop()
         if isinstance(item, Token):
             continue
-        head = item.head()
-        if head is None:
+        predicate = item.head_token()
+        head = predicate.text.lower() if predicate is not None else None
+        if predicate is None:
             children, child_neg = item.items, neg
         elif head in ("forall", "exists"):
             children, child_neg = item.items[2:], neg
@@ -286,7 +291,7 @@ def atom_uses(node: Node | None, where: str, negated: bool = False) -> list[Use]
         elif head in CONNECTIVES:
             children, child_neg = item.items[1:], neg
         else:
-            out.append(Use(item.items[0], [t for t in item.items[1:] if isinstance(t, Token)], where, neg))
+            out.append(Use(predicate, [t for t in item.items[1:] if isinstance(t, Token)], where, neg))
             continue
         stack.extend((child, child_neg) for child in reversed(children))
     return out

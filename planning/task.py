@@ -5,8 +5,8 @@ They are frozen and hashable; anything whose order reaches output is kept sorted
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 
 @dataclass(frozen=True, order=True)
@@ -39,11 +39,11 @@ class Atom:
         text = "(" + " ".join((self.predicate, *self.args)) + ")"
         return f"(not {text})" if self.negated else text
 
-    def positive(self) -> "Atom":
+    def positive(self) -> Atom:
         return Atom(self.predicate, self.args) if self.negated else self
 
     @classmethod
-    def parse(cls, text: str) -> "Atom":
+    def parse(cls, text: str) -> Atom:
         """Read ``(pred a b)`` or ``pred a b`` back into an Atom."""
         body = text.strip().lower()
         if body.startswith("(not "):
@@ -53,7 +53,7 @@ class Atom:
             raise ValueError(f"empty atom: {text!r}")
         return cls(parts[0], tuple(parts[1:]))
 
-    def negate(self) -> "Atom":
+    def negate(self) -> Atom:
         return Atom(self.predicate, self.args, not self.negated)
 
 

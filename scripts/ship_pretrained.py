@@ -25,8 +25,16 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import torch
+
+from asg.learning import checkpoint as ckpt
 from asg.learning.checkpoint import sha256_file
-from asg.learning.npi.pipeline import CHECKPOINT, export_network
+from asg.learning.goal_policy.evaluate import load_policy, save_policy
+from asg.learning.goal_policy.normalizer import Normalizer, NormStats
+from asg.learning.goal_policy.rollout import PolicySnapshot
+from asg.learning.npi.pipeline import CHECKPOINT, CHECKPOINT_KIND, CHECKPOINT_VERSION, _identity, export_network
+from asg.learning.world_models.behaviour_model import BehaviourNet, LearnedBehaviourModel
 
 PRETRAINED = Path(__file__).resolve().parent.parent / "learning" / "pretrained"
 FILES = {"goal-policy": "fetch_goal_policy.npz", "behaviour-model": "fetch_behaviour_model.npz",
@@ -45,11 +53,6 @@ def _write_manifest(manifest: dict[str, Any]) -> None:
 
 def legacy_policy(path: Path) -> Any:
     """A policy from the older plain-``.npz`` policy file (arrays only, no pickle)."""
-    import numpy as np
-
-    from asg.learning.goal_policy.normalizer import NormStats
-    from asg.learning.goal_policy.rollout import PolicySnapshot
-
     with np.load(path, allow_pickle=False) as data:
         n = int(data["n_layers"])
         layers = tuple((data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32)) for i in range(n))
@@ -60,11 +63,6 @@ def legacy_policy(path: Path) -> Any:
 
 def legacy_behaviour_model(path: Path) -> Any:
     """A behaviour model from the older ``torch.save`` file of tensors (``weights_only=True``)."""
-    import torch
-
-    from asg.learning.world_models.behaviour_model import BehaviourNet, LearnedBehaviourModel
-    from asg.learning.goal_policy.normalizer import Normalizer
-
     data = torch.load(path, weights_only=True)
     net = BehaviourNet(int(data["state_dim"]), int(data["n_programs"]), tuple(data["hidden"]))
     net.load_state_dict(data["net"])
@@ -73,17 +71,12 @@ def legacy_behaviour_model(path: Path) -> Any:
         out = Normalizer(int(d["sum"].shape[0]), float(d["eps"]), float(d["clip"]))
         out.count, out.sum, out.sumsq = float(d["count"]), d["sum"].numpy().copy(), d["sumsq"].numpy().copy()
         return out
-    return LearnedBehaviourModel(net, norm(data["s_norm"]), norm(data["d_norm"]), anchor=str(data.get("anchor", "start")))
+    return LearnedBehaviourModel(net, norm(data["s_norm"]), norm(data["d_norm"]),
+                                 anchor=str(data.get("anchor", "start")))
 
 
 def convert_legacy() -> None:
     """Rewrite the shipped files of the older formats in the checkpoint format; fix the manifest."""
-    import torch
-
-    from asg.learning import checkpoint as ckpt
-    from asg.learning.goal_policy.evaluate import save_policy
-    from asg.learning.npi.pipeline import CHECKPOINT_KIND, CHECKPOINT_VERSION, _identity
-
     manifest = _json(PRETRAINED / "MANIFEST.json")
     policy_file = PRETRAINED / FILES["goal-policy"]
     save_policy(legacy_policy(policy_file), policy_file)
@@ -95,7 +88,7 @@ def convert_legacy() -> None:
         raise SystemExit(f"{meta_file}: not a version-{CHECKPOINT_VERSION} meta-controller file")
     ckpt.save(meta_file, CHECKPOINT_KIND, payload, {**_identity(int(payload["seed"]), str(payload["model"])),
                                                     "inference_only": bool(payload.get("inference_only"))})
-    for stage, info in manifest.get("stages", {}).items():
+    for info in manifest.get("stages", {}).values():
         info["sha256"] = sha256_file(PRETRAINED / info["file"])
     manifest["format"] = "asg-checkpoint 1 (asg.learning.checkpoint)"
     _write_manifest(manifest)
@@ -125,9 +118,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def ship(args: argparse.Namespace) -> None:
     """Copy (re-save, verified) the three stages and write the manifest."""
-    from asg.learning.world_models.behaviour_model import LearnedBehaviourModel
-    from asg.learning.goal_policy.evaluate import load_policy, save_policy
-
     commands = dict(item.split("=", 1) for item in args.command)
     save_policy(load_policy(args.goal_policy), PRETRAINED / FILES["goal-policy"])
     LearnedBehaviourModel.load(args.behaviour_model).save(PRETRAINED / FILES["behaviour-model"])

@@ -12,10 +12,10 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from conftest import one_line
 
 from asg.cli import main as main_module
 from asg.cli.main import COMMANDS, main
-from conftest import one_line
 
 SMALL = ["--steps", "3000", "--eval-episodes", "2", "--quiet"]
 
@@ -100,14 +100,16 @@ def test_eval_domain_with_a_run_evaluates_it(tmp_path):
     (["train", "--domain", "mario", "--world-model", "learned"], "--world-model: only with --domain fetch-programs"),
     (["train", "--domain", "mario", "--policy", __file__], "--policy: only with --domain fetch-programs"),
     (["train", "--domain", "fetch-programs", "--model", "mario"], "--model: not an option of --domain fetch-programs"),
-    (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--method", "goal-q"], "--method: not an option"),
+    (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--method", "goal-q"],
+     "--method: not an option"),
     (["train", "--domain", "fetch-programs", "--steps", "10"], "--steps: not an option"),
     (["eval", "somewhere", "--suite", "atomic"], "--suite: only with --domain fetch-programs"),
     (["eval", "somewhere", "--programs", "Stack_0_1"], "--programs: only with --domain fetch-programs"),
     (["eval", "somewhere", "--world-model", "exact"], "--world-model: only with --domain fetch-programs"),
     (["eval", "--domain", "fetch-programs", "--suite", "atomic", "--checkpoint", __file__],
      "--checkpoint: only with --suite non-atomic"),
-    (["eval", "--domain", "fetch-programs", "--suite", "multistep", "--out", "ev"], "--out: only with --suite non-atomic"),
+    (["eval", "--domain", "fetch-programs", "--suite", "multistep", "--out", "ev"],
+     "--out: only with --suite non-atomic"),
 ])
 def test_options_of_the_other_workflow_are_refused(args, needle):
     assert needle in one_line(run(*args))
@@ -150,14 +152,15 @@ BAD_OUTPUT_CASES = [(name, args, kind, case) for name, args, kind in COMMANDS_WI
 
 @pytest.mark.parametrize("name, args, kind, case", BAD_OUTPUT_CASES, ids=[f"{c[0]}-{c[3]}" for c in BAD_OUTPUT_CASES])
 def test_bad_output_paths_are_one_line_before_any_work(tmp_path, monkeypatch, name, args, kind, case):
-    from asg.cli import train_cmds
+    from asg.learning import fetch_programs
 
     path, word = _bad_outputs(tmp_path)[case]
     if case == "missing-parent" and kind == "dir":
         path = str(Path(path).with_suffix(""))
     called = []
-    monkeypatch.setitem(train_cmds.EVAL_HANDLERS, "fetch-programs", lambda params: called.append(params))
-    monkeypatch.setitem(train_cmds.DOMAIN_HANDLERS, "fetch-programs", lambda ctx, params: called.append(params))
+    for name in ("train_pipeline", "train_goal_policy", "train_behaviour_model", "train_meta_controller",
+                 "evaluate_suite"):  # the library's Fetch entry points must not be reached
+        monkeypatch.setattr(fetch_programs, name, lambda *a, **k: called.append((a, k)))
     line = one_line(run(*args, path))
     assert word in line and ("-o" in line or "--out" in line or "--frames" in line), line
     assert called == [] and not (tmp_path / "runs").exists()
@@ -202,7 +205,7 @@ def test_sigterm_interrupts_a_command_in_one_line(monkeypatch):
 
 @pytest.mark.parametrize("with_checkpoint", [False, True])
 def test_goal_policy_ctrl_c_suggests_resume_only_with_a_checkpoint(tmp_path, monkeypatch, with_checkpoint):
-    import asg.learning.goal_policy as ddpg
+    import asg.learning.goal_policy.trainer as goal_trainer
 
     out = tmp_path / "gp"
 
@@ -212,7 +215,7 @@ def test_goal_policy_ctrl_c_suggests_resume_only_with_a_checkpoint(tmp_path, mon
             (out / "checkpoint.npz").write_bytes(b"")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ddpg, "train_goal_policy", interrupted)
+    monkeypatch.setattr(goal_trainer, "train_goal_policy", interrupted)
     result = run("train", "--domain", "fetch-programs", "--stage", "goal-policy", "--out", out, "--quiet")
     assert result.exit_code == 130, result.output
     assert ("--resume" in result.output) == with_checkpoint, result.output
@@ -236,11 +239,15 @@ def test_progress_without_a_tty_prints_a_few_plain_lines():
 
 
 def test_stop_reasons():
-    from asg.cli.train_cmds import _stop_reason
+    from asg.learning.asgrl.trainer import TrainResult
+    from asg.learning.results import Status
 
-    assert "solved" in _stop_reason({"status": "solved", "success_rate": 1.0})
-    assert "budget" in _stop_reason({"status": "finished", "success_rate": 0.5})
-    assert "interrupted" in _stop_reason({"status": "interrupted", "success_rate": 0.0})
+    def reason(status: Status, rate: float) -> str:
+        return TrainResult("mario", "asgrl", 0, rate, 1, 10, 0.1, 1, None, status).stop_reason()
+
+    assert "solved" in reason(Status.SOLVED, 1.0)
+    assert "budget" in reason(Status.FINISHED, 0.5)
+    assert "interrupted" in reason(Status.INTERRUPTED, 0.0)
 
 
 def test_train_reports_files_and_next_commands(tmp_path):

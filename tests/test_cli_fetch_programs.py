@@ -5,9 +5,9 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from conftest import one_line
 
 from asg.cli.main import main
-from conftest import one_line
 
 # The fast preset shrunk to seconds (like tests/test_ddpg_train.py's tiny_fetch), as a --config file.
 TINY = {
@@ -30,14 +30,20 @@ def run(*args: str):
 
 
 @pytest.mark.parametrize("args, expected", [
-    (["train", "--domain", "fetch-programs", "--k", "3"], "--k: not an option of --domain fetch-programs without --stage"),
-    (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--from-scratch"], "--from-scratch: only without"),
-    (["train", "--domain", "mario", "--from-scratch"], "--from-scratch: only with --domain fetch-programs"),
+    (["train", "--domain", "fetch-programs", "--k", "3"],
+     "--k: not an option of --domain fetch-programs without --stage"),
+    (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--reuse-shipped"],
+     "--reuse-shipped: not an option of --domain fetch-programs --stage goal-policy"),
+    (["train", "--domain", "mario", "--reuse-shipped"], "--reuse-shipped: only with --domain fetch-programs"),
+    (["train", "--domain", "fetch-programs", "--preset", "huge"], "unknown preset 'huge'"),
     (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--k", "3"], "--k: not an option"),
-    (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--episodes", "3"], "--episodes: not an option"),
-    (["train", "--domain", "fetch-programs", "--stage", "behaviour-model", "--workers", "2"], "--workers: not an option"),
+    (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--episodes", "3"],
+     "--episodes: not an option"),
+    (["train", "--domain", "fetch-programs", "--stage", "behaviour-model", "--workers", "2"],
+     "--workers: not an option"),
     (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--preset", "huge"], "unknown preset 'huge'"),
-    (["train", "--domain", "fetch-programs", "--stage", "behaviour-model", "--preset", "huge"], "unknown behaviour-model preset"),
+    (["train", "--domain", "fetch-programs", "--stage", "behaviour-model", "--preset", "huge"],
+     "unknown behaviour-model preset"),
     (["train", "--domain", "fetch-programs", "--stage", "juggle"], "--stage"),
     (["train", "--domain", "mario", "--stage", "goal-policy"], "--stage: only with --domain fetch-programs"),
     (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--resume", "nowhere"], "nowhere"),
@@ -47,8 +53,10 @@ def run(*args: str):
      "--programs: only with --suite atomic"),
     (["eval", "--domain", "fetch-programs", "--suite", "atomic", "--world-model", "learned"],
      "--world-model: only with --suite non-atomic"),
+    (["eval", "--domain", "fetch-programs", "--suite", "non-atomic", "--world-model", "exact",
+      "--behaviour-model", __file__], "--behaviour-model: only with --world-model learned"),
     (["eval", "--domain", "fetch-programs", "--suite", "non-atomic", "--behaviour-model", __file__],
-     "--behaviour-model: only with --world-model learned"),
+     "not a behaviour model"),
     (["eval", "--domain", "mario"], "give its folder (asg eval RUN_DIR"),
     (["eval", "somedir", "--domain", "fetch-programs"], "RUN_DIR: not used"),
     (["eval", "--mode", "plan"], "--mode: only with --domain fetch-programs"),
@@ -134,12 +142,12 @@ def test_behaviour_model_stage_from_a_policy_file(tmp_path):
 
 def test_meta_controller_stage_and_non_atomic_eval_contract(tmp_path):
     trained = run("train", "--domain", "fetch-programs", "--stage", "meta-controller", "--iterations", "1",
-                  "--out", "mc", "--quiet", "--json")
+                  "--world-model", "exact", "--out", "mc", "--quiet", "--json")
     assert trained.exit_code == 0, trained.output
     summary = json.loads(trained.output[trained.output.index("{"):])
     assert summary["iterations"] == 1 and summary["model"] == "exact"
     evaluated = run("eval", "--domain", "fetch-programs", "--suite", "non-atomic", "--checkpoint", "mc",
-                    "--mode", "plan", "--episodes", "1", "--out", "ev", "--json")
+                    "--world-model", "exact", "--mode", "plan", "--episodes", "1", "--out", "ev", "--json")
     assert evaluated.exit_code == 0, evaluated.output
     result = json.loads(evaluated.output)
     assert result["mode"] == "plan" and result["model"] == "exact"
@@ -154,17 +162,43 @@ def test_meta_controller_stage_and_non_atomic_eval_contract(tmp_path):
     assert "mc" in one_line(run("eval", "--domain", "fetch-programs", "--suite", "non-atomic",
                                        "--checkpoint", "mc", "--episodes", "1"))
     assert "--behaviour-model: only with --world-model learned" in one_line(run(
-        "train", "--domain", "fetch-programs", "--stage", "meta-controller", "--behaviour-model", "ev/non-atomic-plan-exact.json"))
+        "train", "--domain", "fetch-programs", "--stage", "meta-controller", "--world-model", "exact",
+        "--behaviour-model", "ev/non-atomic-plan-exact.json"))
 
 
-def test_pipeline_reuses_the_shipped_stages(tmp_path):
-    from asg.cli.fetch_programs_cmds import SHIPPED_BEHAVIOUR_MODEL, SHIPPED_META_CONTROLLER, SHIPPED_POLICY, shipped
+def test_pipeline_reuses_the_shipped_stages_only_when_asked(tmp_path):
+    from asg.learning.fetch_programs import STAGES, shipped
     # the shipped stages are part of the package (tests/test_packaging.py checks the wheel holds them)
-    files = [shipped(name) for name in (SHIPPED_POLICY, SHIPPED_BEHAVIOUR_MODEL, SHIPPED_META_CONTROLLER)]
-    result = run("train", "--domain", "fetch-programs", "--out", "pipe", "--quiet", "--json")
+    files = [shipped(stage) for stage in STAGES]
+    result = run("train", "--domain", "fetch-programs", "--out", "pipe", "--reuse-shipped", "--quiet", "--json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output[result.output.index("{"):])
     sources = {name: stage["source"] for name, stage in summary["stages"].items()}
     assert sources == dict(zip(("goal-policy", "behaviour-model", "meta-controller"), map(str, files)))
     assert not any(s["trained"] for s in summary["stages"].values())
     assert not (tmp_path / "pipe").exists()  # nothing trained, nothing written
+
+
+def test_the_pipeline_trains_every_stage_and_the_same_call_continues(tmp_path):
+    """``train_pipeline`` end to end on tiny budgets: three real stages into one folder; run again,
+    every finished stage is reused, nothing retrained (the command a user types to continue)."""
+    from asg.learning import configio
+    from asg.learning import fetch_programs as fp
+    from asg.learning.results import Status
+
+    goal = configio.override(fp.goal_policy_config("fast"), TINY, "config")
+    behaviour = configio.override(fp.behaviour_config("fast"), {"hidden": [32, 32], "epochs": 2, "n_envs": 4,
+                                                               "episodes": 8}, "config")
+    seen: list[tuple[str, str]] = []
+    kwargs = {"goal_policy": goal, "behaviour": behaviour, "iterations": 1, "workers": 1,
+              "on_stage": lambda stage, what: seen.append((stage, what))}
+    first = fp.train_pipeline(tmp_path / "pipe", **kwargs)
+    assert first.status == Status.FINISHED and all(s.trained for s in first.stages.values())
+    assert [stage for stage, _ in seen] == list(fp.STAGES) and all(w.startswith("training") for _, w in seen)
+    mc = first.stages["meta-controller"].result
+    assert mc is not None and mc.summary["model"] == "learned" and mc.summary["iterations"] == 1
+    assert first.artifact("behaviour-model").is_file() and first.to_json()["status"] == "finished"
+    seen.clear()
+    again = fp.train_pipeline(tmp_path / "pipe", **kwargs)
+    assert again.status == Status.REUSED and not any(s.trained for s in again.stages.values())
+    assert [what for _, what in seen] == [f"reusing {tmp_path / 'pipe' / stage}" for stage in fp.STAGES]

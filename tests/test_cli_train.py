@@ -123,17 +123,15 @@ def test_an_existing_run_is_not_overwritten(tmp_path):
     assert "already holds a run" in _one_error_line(run("train", "--domain", "mario", "--out", str(out), *SMALL))
 
 
-def test_other_families_plug_in_through_domain_handlers():
-    from asg.cli import train_cmds
+def test_fetch_programs_is_a_family_of_the_library_registry():
+    from asg.learning.errors import DomainError
+    from asg.learning.registry import FAMILIES, domain_family
 
-    seen = {}
-    train_cmds.DOMAIN_HANDLERS["toy-family"] = lambda ctx, options: seen.update(options)
-    try:
-        result = run("train", "--domain", "toy-family", "--seed", "4")
-    finally:
-        del train_cmds.DOMAIN_HANDLERS["toy-family"]
-    assert result.exit_code == 0, result.output
-    assert seen["domain"] == "toy-family" and seen["seed"] == 4
+    assert domain_family("fetch-programs") == "fetch-programs" and "fetch-programs" in FAMILIES
+    assert domain_family("mario") == "asgrl"
+    with pytest.raises(DomainError, match="fetch-programs.*household-v1"):
+        domain_family("toy-family")
+    assert "choose from fetch-programs, household-v1" in _one_error_line(run("train", "--domain", "toy-family"))
 
 
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])  # Ctrl-C, and what a scheduler or kill sends
@@ -142,7 +140,7 @@ def test_an_interrupt_checkpoints_and_resume_continues(tmp_path, monkeypatch, si
 
     from asg.cli import train_cmds
 
-    real = train_cmds._progress_bar
+    real = train_cmds.progress_bar
 
     def interrupting_bar(total, initial, quiet, label):
         bar, update = real(total, initial, True, label)
@@ -155,7 +153,7 @@ def test_an_interrupt_checkpoints_and_resume_continues(tmp_path, monkeypatch, si
                 signal.raise_signal(getattr(signal, signame))
         return bar, update_and_interrupt
 
-    monkeypatch.setattr(train_cmds, "_progress_bar", interrupting_bar)
+    monkeypatch.setattr(train_cmds, "progress_bar", interrupting_bar)
     out = tmp_path / "run"
     result = run("train", "--domain", "mario", "--steps", "50000", "--out", str(out), "--json")
     assert result.exit_code == 130, result.output
@@ -163,7 +161,7 @@ def test_an_interrupt_checkpoints_and_resume_continues(tmp_path, monkeypatch, si
     partial = json.loads((out / "result.json").read_text())
     assert partial["status"] == "interrupted" and 0 < partial["env_steps"] < 50_000
     assert (out / "checkpoint.npz").is_file()
-    monkeypatch.setattr(train_cmds, "_progress_bar", real)
+    monkeypatch.setattr(train_cmds, "progress_bar", real)
     resumed = run("train", "--resume", str(out), "--steps", str(partial["env_steps"] + 2000), "--json", "--quiet")
     assert resumed.exit_code == 0, resumed.output
     assert json.loads(resumed.stdout)["env_steps"] == partial["env_steps"] + 2000

@@ -211,7 +211,8 @@ def test_fetch_batch_rotates_into_the_focus_frame_and_matches_env_steps():
     from asg.envs.fetch.env import FetchBlocksEnv
     from asg.envs.fetch.goal_setter import acting_block
     from asg.envs.fetch.permutation import rotate_goal, rotate_observation
-    from asg.learning.goal_policy.rollout import EpisodeSpec, FetchTask, RolloutWorker
+    from asg.envs.fetch import FetchTask
+    from asg.learning.goal_policy.rollout import EpisodeSpec, RolloutWorker
 
     task = replace(FetchTask(), horizon=5)
     agent = DDPGAgent(70, 12, 4, C.AgentConfig(hidden=(16, 16)), seed=0)

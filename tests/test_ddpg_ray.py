@@ -8,7 +8,8 @@ import pytest
 
 from asg.learning.goal_policy.config import AgentConfig, ExploreConfig
 from asg.learning.goal_policy.distributed import make_collector
-from asg.learning.goal_policy.rollout import EpisodeSpec, FetchTask, RolloutWorker
+from asg.envs.fetch import FetchTask
+from asg.learning.goal_policy.rollout import EpisodeSpec, RolloutWorker
 from asg.learning.errors import ConfigError
 
 

@@ -177,7 +177,7 @@ def test_demo_states_restore_and_demo_starts_run():
     from asg.envs.fetch.permutation import rotate_goal, rotate_observation
     from asg.envs.fetch.simulation import SimState
     from asg.learning.goal_policy.demos import demo_start, generate_demos
-    from asg.learning.goal_policy.rollout import FetchTask
+    from asg.envs.fetch import FetchTask
 
     demos = generate_demos(2, seed=0)
     assert len(demos) == 2 and demos.o.shape == (2, 51, 70) and demos.states.shape[:2] == (2, 50)

@@ -126,7 +126,7 @@ def test_a_height_tolerance_fails_a_block_carried_over_its_target():
     nudged = goal.copy()
     nudged[:2] += 0.03  # 4.2 cm away sideways, at rest height: both tests pass
     assert goal_setter.goals_reached(nudged, goal, z_tolerance=0.02)
-    from asg.learning.goal_policy.rollout import FetchTask
+    from asg.envs.fetch import FetchTask
     task = FetchTask("table", z_tolerance=0.02)
     np.testing.assert_array_equal(task.compute_reward(np.stack([goal, carried]), goal), [0.0, -1.0])
 

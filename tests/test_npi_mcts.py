@@ -12,8 +12,16 @@ import pytest
 from asg.learning.npi.config import SearchConfig
 from asg.learning.npi.landmark_guidance import LandmarkGuide
 from asg.learning.npi.mcts import (
-    SearchContext, add_dirichlet, execute, expand, masked_priors, new_root, q_values, run_simulations,
-    stop_value, tree_policy,
+    SearchContext,
+    add_dirichlet,
+    execute,
+    expand,
+    masked_priors,
+    new_root,
+    q_values,
+    run_simulations,
+    stop_value,
+    tree_policy,
 )
 from asg.learning.world_models.program_models import AtomWorld
 from asg.planning.programs import compile_library
@@ -89,6 +97,11 @@ def test_masks_follow_calls_preconditions_and_call_budget(world):
     assert np.flatnonzero(table.legal(SET_ALL, on(), 0, 6)).tolist() == [SET_A, SET_B, SET_C, SET_AB, STOP]
     assert np.flatnonzero(table.legal(SET_AB, on("a"), 0, 6)).tolist() == [SET_B, SET_C, UNSET_A, STOP]
     assert np.flatnonzero(table.legal(SET_ALL, on(), 6, 6)).tolist() == [STOP]
+    # without the ψ prunings (the paper's masks): a solved program may still call, a solved callee is callable
+    assert table.legal(SET_AB, on("a", "b"), 1, 6, prunings=False)[[SET_C, STOP]].all()
+    assert table.legal(SET_ALL, on("a", "b"), 0, 6, prunings=False)[SET_AB]
+    assert not table.legal(SET_ALL, on("a", "b"), 0, 6)[SET_AB]
+    assert np.flatnonzero(table.legal(SET_ALL, on(), 6, 6, prunings=False)).tolist() == [STOP]
 
 
 def test_priors_are_renormalised_over_legal_actions_and_all_zero_is_uniform():

@@ -21,8 +21,16 @@ import numpy as np
 
 from asg.envs.fetch import goal_setter, labeler
 from asg.envs.fetch.layout import (
-    BLOCK_EULER, BLOCK_POS, BLOCK_REL_POS, BLOCK_VELP, BLOCK_VELR, FINGER_POS, FINGER_VEL, GRIP_POS,
-    GRIP_VEL, N_BLOCKS,
+    BLOCK_EULER,
+    BLOCK_POS,
+    BLOCK_REL_POS,
+    BLOCK_VELP,
+    BLOCK_VELR,
+    FINGER_POS,
+    FINGER_VEL,
+    GRIP_POS,
+    GRIP_VEL,
+    N_BLOCKS,
 )
 from asg.envs.fetch.scripted import ScriptedConfig
 from asg.planning.programs import Program, ProgramLibrary, fetch_library
@@ -76,7 +84,7 @@ class CallTree:
     """A program and the calls that carry it out (empty for an atomic program)."""
 
     program: str
-    calls: tuple["CallTree", ...] = ()
+    calls: tuple[CallTree, ...] = ()
     atomic: bool = False
 
     def atomic_sequence(self) -> list[str]:

@@ -11,9 +11,16 @@ from gymnasium import spaces
 from asg.envs.fetch import goal_setter, labeler
 from asg.envs.fetch.goal_setter import goals_reached
 from asg.envs.fetch.initial_states import (
-    TABLE, TRAINING, InitialStateConfig, Layout, LayoutError, clear_gripper, sample_layout,
+    TABLE,
+    TRAINING,
+    InitialStateConfig,
+    Layout,
+    LayoutError,
+    clear_gripper,
+    sample_layout,
 )
 from asg.envs.fetch.layout import EPSILON, GOAL_DIM, N_BLOCKS, OBS_DIM
+from asg.envs.fetch.simulation import Simulation  # MuJoCo loads when one is built
 
 INITIAL_STATES = {"training": TRAINING, "table": TABLE, "chained": replace(TABLE, p_chained=1.0)}
 ARM_SETTLE_STEPS = 3    # env steps for the arm to reach a random start (about 4 mm left)
@@ -73,8 +80,6 @@ class FetchBlocksEnv(gym.Env):
             raise ValueError(f"reward_type must be 'sparse' or 'binary', got {reward_type!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        from asg.envs.fetch.simulation import Simulation
-
         self.base_config = initial_state
         self.config = initial_state
         self.reward_type = reward_type

@@ -12,8 +12,8 @@ program's post-condition ψ_i. φ_i and the symbolic ψ_i come from the compiled
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 import numpy as np
 

@@ -27,7 +27,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from asg.envs.fetch.layout import (
-    BLOCK_HALF, BLOCK_REGION_CENTRE, BLOCK_REGION_HALF, BLOCK_SIZE, MIN_SEPARATION, N_BLOCKS, REST_Z,
+    BLOCK_HALF,
+    BLOCK_REGION_CENTRE,
+    BLOCK_REGION_HALF,
+    BLOCK_SIZE,
+    MIN_SEPARATION,
+    N_BLOCKS,
+    REST_Z,
 )
 
 GRIPPER_CLEARANCE = MIN_SEPARATION  # no other block starts this close (Chebyshev) to the gripper
@@ -70,7 +76,7 @@ class InitialStateConfig:
         if self.max_chain < 1 or not 0.0 <= self.chain_jitter < BLOCK_HALF:
             raise ValueError("max_chain must be >= 1 and chain_jitter in [0, BLOCK_HALF)")
 
-    def annealed(self, progress: float) -> "InitialStateConfig":
+    def annealed(self, progress: float) -> InitialStateConfig:
         """The distribution at training ``progress`` in [0, 1]: D.1's probabilities times (1 - progress)."""
         if not 0.0 <= progress <= 1.0:
             raise ValueError(f"progress must be in [0, 1], got {progress}")

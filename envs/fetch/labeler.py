@@ -23,8 +23,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from asg.envs.fetch.layout import (
-    BLOCK_HALF, BLOCK_NAMES, BLOCK_SIZE, EPSILON, FINGER_POS, FINGER_TOUCH, GRIP_POS, N_BLOCKS,
-    REST_Z, SLOT_CLEARANCE, ZONE_NAMES, ZONES, block_positions,
+    BLOCK_HALF,
+    BLOCK_NAMES,
+    BLOCK_SIZE,
+    EPSILON,
+    FINGER_POS,
+    FINGER_TOUCH,
+    GRIP_POS,
+    N_BLOCKS,
+    REST_Z,
+    SLOT_CLEARANCE,
+    ZONE_NAMES,
+    ZONES,
+    block_positions,
 )
 from asg.planning.task import Atom
 

@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from asg.envs.fetch.env import T_ATOMIC
-from asg.envs.fetch.layout import (
-    BLOCK_SIZE, FINGER_POS, FINGER_TOUCH, GRIP_POS, N_BLOCKS, block_positions,
-)
+from asg.envs.fetch.goal_setter import NotApplicableError
+from asg.envs.fetch.layout import BLOCK_SIZE, FINGER_POS, FINGER_TOUCH, GRIP_POS, N_BLOCKS, block_positions
 
 
 @dataclass(frozen=True)
@@ -183,8 +182,6 @@ def run_atomic(env, program: str | int, controller: ScriptedController | None = 
     ``env`` is an unwrapped :class:`FetchBlocksEnv`; success is the goal reward at the end,
     i.e. ψ_i. A program whose φ fails is not run. ``on_step(env)`` is called after each step.
     """
-    from asg.envs.fetch.goal_setter import NotApplicableError
-
     controller = controller or ScriptedController()
     try:
         obs, applicable = env.set_program(program)

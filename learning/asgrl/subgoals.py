@@ -12,12 +12,15 @@ truncation after ``max_steps`` (a timeout bootstraps, §1.5).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import gymnasium as gym
 
 from asg.learning.errors import DomainError
+from asg.planning import compute_landmarks, find_plan
+from asg.planning.landmark_graph import LandmarkGraph
 from asg.planning.task import Atom, Task
 
 Labeler = Callable[[gym.Env], "frozenset[Atom] | set[Atom]"]
@@ -72,9 +75,27 @@ class SubgoalSet:
         return self.goal <= labels and not (self.negative_goal & labels)
 
     def to_json(self) -> dict[str, Any]:
-        """Names and linearizations, for run directories and ``--json``."""
+        """Everything a learner is built from: subgoals (name, atoms, goal flag), linearizations (names),
+        the task goal; ``subgoals.json`` of a run folder, read back by :meth:`from_json`."""
         return {"source": self.source, "subgoals": self.names(),
-                "linearizations": [[self.subgoals[i].name for i in lin] for lin in self.linearizations]}
+                "linearizations": [[self.subgoals[i].name for i in lin] for lin in self.linearizations],
+                "atoms": {sg.name: sorted(str(a) for a in sg.atoms) for sg in self.subgoals},
+                "goal_subgoals": [sg.name for sg in self.subgoals if sg.goal],
+                "goal": sorted(str(a) for a in self.goal), "negative_goal": sorted(str(a) for a in self.negative_goal)}
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> SubgoalSet:
+        """Rebuild from :meth:`to_json` output; ``DomainError`` naming ``where`` when it does not fit."""
+        try:
+            names = list(data["subgoals"])
+            index = {name: i for i, name in enumerate(names)}
+            subgoals = tuple(Subgoal(name, frozenset(Atom.parse(a) for a in data["atoms"][name]),
+                                     name in data["goal_subgoals"]) for name in names)
+            lins = tuple(tuple(index[name] for name in lin) for lin in data["linearizations"])
+            return cls(subgoals, lins, frozenset(Atom.parse(a) for a in data["goal"]),
+                       frozenset(Atom.parse(a) for a in data["negative_goal"]), str(data["source"]))
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise DomainError(f"{where}: not a subgoal set ({type(err).__name__}: {err})") from None
 
 
 def _unique(seq: Iterable[int]) -> tuple[int, ...]:
@@ -85,11 +106,10 @@ def _unique(seq: Iterable[int]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def landmark_subgoals(task: Task, limit: int = 100) -> SubgoalSet:
-    """ASGRL's subgoals: ``LandmarkGraph.subgoals()`` and its linearizations restricted to them."""
-    from asg.planning import compute_landmarks
-
-    graph = compute_landmarks(task)
+def landmark_subgoals(task: Task, limit: int = 100, graph: LandmarkGraph | None = None) -> SubgoalSet:
+    """ASGRL's subgoals: ``LandmarkGraph.subgoals()`` and its linearizations restricted to them
+    (``graph``: the task's landmark graph when the caller has it already)."""
+    graph = graph or compute_landmarks(task)
     landmarks = list(graph.subgoals())
     position = {lm.id: i for i, lm in enumerate(landmarks)}
     subgoals = tuple(Subgoal(" & ".join(sorted(str(a) for a in lm.atoms)), frozenset(lm.atoms), bool(lm.goal))
@@ -106,8 +126,6 @@ def landmark_subgoals(task: Task, limit: int = 100) -> SubgoalSet:
 
 def plan_subgoals(task: Task) -> SubgoalSet:
     """Plan-HRL's subgoals: one per plan operator, the facts it adds that were not yet true."""
-    from asg.planning import find_plan
-
     result = find_plan(task)
     plan = list(result.plan or [])
     state = task.init

@@ -17,18 +17,32 @@ the middle of an episode keeps the last checkpoint, which is consistent.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from asg.learning.asgrl.config import TrainConfig
+from asg import pddl_models
+from asg.envs import plugins
+from asg.envs.domains import get_domain
+from asg.learning.asgrl.config import TrainConfig, merge_overrides
 from asg.learning.asgrl.episode import EpisodeStats, Learner
 from asg.learning.asgrl.evaluation import epsilon_eval_seeds, eval_seeds, evaluate
-from asg.learning.registry import (DomainBinding, bind_domain, build_learner, env_max_steps,
-                                   make_subgoals)
-from asg.learning.errors import CheckpointError
+from asg.learning.asgrl.subgoals import SubgoalSet
+from asg.learning.errors import CheckpointError, DomainError
+from asg.learning.registry import (
+    DomainBinding,
+    bind_domain,
+    build_learner,
+    env_max_steps,
+    make_subgoals,
+    uses_landmarks,
+)
+from asg.learning.results import Status
 from asg.learning.run_dir import CHECKPOINT, RunDir, StopOnSignal
+from asg.planning import compute_landmarks
 
 Progress = Callable[[int, EpisodeStats, "TrainerState"], None]
 
@@ -45,7 +59,7 @@ class TrainerState:
     wall_seconds: float = 0.0
     last_checkpoint: int = 0
     recent: list[bool] = field(default_factory=list)  # successes of the last 20 training episodes
-    status: str = "running"  # running | finished | solved | interrupted
+    status: str = Status.RUNNING.value  # running | finished | solved | interrupted (plain: checkpointed)
     last_episode: dict[str, Any] | None = None  # first greedy episode of the latest evaluation
 
     def to_tree(self) -> dict[str, Any]:
@@ -53,7 +67,7 @@ class TrainerState:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_tree(cls, data: dict[str, Any], where: str) -> "TrainerState":
+    def from_tree(cls, data: dict[str, Any], where: str) -> TrainerState:
         """Rebuild from :meth:`to_tree` output; ``CheckpointError`` naming ``where`` when malformed."""
         names = {f.name for f in fields(cls)}
         if set(data) != names or not isinstance(data["rng"], np.random.Generator):
@@ -74,7 +88,7 @@ class TrainResult:
     wall_seconds: float
     episodes: int
     steps_to_success: int | None
-    status: str
+    status: Status
     run_dir: str | None = None
     final_episode: dict[str, Any] | None = None  # what the final greedy policy did (diagnosis)
     # The final evaluations of both protocols (greedy over eval_episodes; the paper's ε-greedy
@@ -91,16 +105,34 @@ class TrainResult:
                 "success_rate": self.success_rate, "eval_episodes": self.eval_episodes,
                 "env_steps": self.env_steps, "wall_seconds": round(self.wall_seconds, 3),
                 "episodes": self.episodes, "steps_to_success": self.steps_to_success,
-                "status": self.status, "run_dir": self.run_dir, "final_episode": self.final_episode,
+                "status": str(self.status), "run_dir": self.run_dir, "final_episode": self.final_episode,
                 "greedy_success_rate": self.greedy_success_rate,
                 "epsilon_success_rate": self.epsilon_success_rate, "epsilon": self.epsilon,
                 "epsilon_episodes": self.epsilon_episodes, "curve_eval": self.curve_eval}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "TrainResult":
+    def from_json(cls, data: dict[str, Any]) -> TrainResult:
         """Rebuild from ``to_json`` output (keys a older result.json lacks take the defaults)."""
         names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        kept = {k: v for k, v in data.items() if k in names}
+        return cls(**{**kept, "status": Status.parse(kept["status"])})
+
+    def stop_reason(self) -> str:
+        """Why training ended where it did (the progress bar's last word)."""
+        if self.status == Status.SOLVED:
+            return f"solved (greedy success {self.success_rate:.2f}), stopped early"
+        if self.status == Status.INTERRUPTED:
+            return "interrupted, checkpoint saved"
+        return f"step budget reached (greedy success {self.success_rate:.2f})"
+
+    def lines(self) -> list[str]:
+        """The outcome for a terminal."""
+        first = (f", first success at {self.steps_to_success} steps" if self.steps_to_success is not None
+                 else ", never solved")
+        out = [f"{self.domain} / {self.method} / seed {self.seed}: success {self.success_rate:.2f} over "
+               f"{self.eval_episodes} greedy episodes, {self.env_steps} env steps, {self.wall_seconds:.1f} s"
+               f"{first} [{self.status}]"]
+        return out + ([f"run directory: {self.run_dir}"] if self.run_dir else [])
 
 
 def _eval_row(learner: Learner, env: Any, binding: DomainBinding, cfg: TrainConfig, state: TrainerState,
@@ -118,40 +150,43 @@ def _eval_row(learner: Learner, env: Any, binding: DomainBinding, cfg: TrainConf
 
 def train(cfg: TrainConfig, binding: DomainBinding | None = None, *, run_dir: RunDir | None = None,
           resume: bool = False, progress: Progress | None = None,
-          should_stop: Callable[[], bool] | None = None) -> TrainResult:
-    """Train (or resume from ``run_dir``'s checkpoint) and return the final result."""
+          should_stop: Callable[[], bool] | None = None, subgoals: SubgoalSet | None = None) -> TrainResult:
+    """Train (or resume from ``run_dir``'s checkpoint) and return the final result. ``subgoals``: the
+    learner's subgoals when the caller has them (``TrainRun``); else the run folder's or the model's."""
     if run_dir is None:
         if resume:
             raise ValueError("resume needs a run directory")
-        return _train(cfg, binding, None, False, progress, should_stop or (lambda: False))
+        return _train(cfg, binding, None, False, progress, should_stop or (lambda: False), subgoals)
     run_dir.lock()
     try:
         with StopOnSignal() as signalled:
             stop = signalled if should_stop is None else (lambda: signalled() or should_stop())
-            return _train(cfg, binding, run_dir, resume, progress, stop)
+            return _train(cfg, binding, run_dir, resume, progress, stop, subgoals)
     finally:
         run_dir.unlock()
 
 
 def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | None, resume: bool,
-           progress: Progress | None, should_stop: Callable[[], bool]) -> TrainResult:
+           progress: Progress | None, should_stop: Callable[[], bool], subgoals: SubgoalSet | None) -> TrainResult:
     binding = binding or bind_domain(cfg.domain, cfg.model)
-    subgoals = make_subgoals(cfg, binding.task)
+    if subgoals is None:
+        resumed = resume and run_dir is not None
+        subgoals = run_dir.subgoals(cfg, binding) if resumed else make_subgoals(cfg, binding.task)
     max_steps = env_max_steps(cfg, subgoals)
     env = binding.make_env(max_steps=max_steps)
     eval_env = binding.make_env(max_steps=max_steps)
     learner: Learner
     if resume:
         assert run_dir is not None
-        payload = run_dir.load_checkpoint(cfg, binding)
+        payload = run_dir.load_checkpoint(cfg, binding, subgoals)
         learner = payload["learner"]
         where = str(run_dir.path / CHECKPOINT)
         if learner.n_actions != int(env.action_space.n):  # type: ignore[attr-defined]
             raise CheckpointError(f"{where}: trained with {learner.n_actions} actions, "  # type: ignore[attr-defined]
                                   f"the {cfg.domain} env has {env.action_space.n}")
         state = TrainerState.from_tree(payload["state"], where)
-        if state.status != "solved":
-            state.status = "running"  # a larger budget continues a finished run
+        if state.status != Status.SOLVED:
+            state.status = Status.RUNNING  # a larger budget continues a finished run
     else:
         learner = build_learner(cfg, subgoals, int(env.action_space.n))
         state = TrainerState(rng=np.random.default_rng(np.random.SeedSequence([cfg.seed, 0x7A1])))
@@ -182,12 +217,12 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
         record_eval()
     between_episodes = True  # the learner and the loop state are consistent (a safe checkpoint)
     try:
-        while state.status == "running":
+        while state.status == Status.RUNNING:
             if learner.env_steps >= cfg.total_steps:
-                state.status = "finished"
+                state.status = Status.FINISHED.value
                 break
             if should_stop():
-                state.status = "interrupted"
+                state.status = Status.INTERRUPTED.value
                 break
             seed = int(state.rng.integers(2**31 - 1))
             between_episodes = False
@@ -201,15 +236,15 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
                 record_eval()
                 between_episodes = True
                 if cfg.early_stop_evals and state.streak >= cfg.early_stop_evals:
-                    state.status = "solved"
+                    state.status = Status.SOLVED.value
             if learner.env_steps - state.last_checkpoint >= cfg.checkpoint_interval:
                 checkpoint()
     except KeyboardInterrupt:
         if between_episodes:
-            state.status = "interrupted"
+            state.status = Status.INTERRUPTED.value
             checkpoint()
         raise
-    if state.status != "interrupted" and state.rows[-1]["env_steps"] != learner.env_steps:
+    if state.status != Status.INTERRUPTED and state.rows[-1]["env_steps"] != learner.env_steps:
         record_eval()  # (not when interrupted: an extra point would change what the resumed run does)
     checkpoint()
     greedy = (float(state.rows[-1]["success_rate"]) if cfg.curve_eval == "greedy" else
@@ -218,7 +253,7 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
                          epsilon_eval_seeds(cfg.seed, cfg.final_eval_episodes), cfg.final_eval_epsilon)
     result = TrainResult(cfg.domain, cfg.method, cfg.seed, float(state.rows[-1]["success_rate"]),
                          cfg.eval_episodes, learner.env_steps, state.wall_seconds, learner.episodes,
-                         state.steps_to_success, state.status,
+                         state.steps_to_success, Status.parse(state.status),
                          str(run_dir.path) if run_dir is not None else None, state.last_episode,
                          greedy, final_eps.success_rate, cfg.final_eval_epsilon, cfg.final_eval_episodes,
                          cfg.curve_eval)
@@ -226,3 +261,123 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
         run_dir.write_result(result.to_json())
         run_dir.plot_curve(state.rows, f"{cfg.domain} / {cfg.method} / seed {cfg.seed}")
     return result
+
+
+PLUGIN = "plugin"  # config.json: the command-line parts of a plug-in world (env, labeler, model)
+
+
+def plugin_domain(env: str, labeler: str, model: str, folder: str | None = None) -> str:
+    """Build the plug-in world of ``env`` / ``labeler`` / ``model`` (``envs.plugins.domain_from_parts``:
+    imports from ``folder`` (default: the current one), the labeler's vocabulary and a reset checked),
+    register it, and return its domain name."""
+    spec = plugins.domain_from_parts(env, labeler, model, folder=folder)
+    plugins.add_domain(spec, replace=True)
+    return spec.name
+
+
+def plugin_config(cfg: TrainConfig) -> TrainConfig:
+    """``cfg`` with the plug-in domain's own step budgets (skill or episode length)."""
+    spec = get_domain(cfg.domain)
+    if cfg.learner.kind == "hierarchical":
+        return merge_overrides(cfg, {"learner": {"skill_max_steps": spec.skill_max_steps}})
+    return merge_overrides(cfg, {"learner": {"episode_max_steps": spec.max_episode_steps}})
+
+
+def _restore_plugin(run_dir: RunDir) -> None:
+    """A run of a plug-in world registers that world again from the parts saved in ``config.json``."""
+    parts = run_dir.read_config().get(PLUGIN)
+    if isinstance(parts, dict):
+        plugin_domain(str(parts["env"]), str(parts["labeler"]), str(parts["model"]), parts.get("folder"))
+
+
+@dataclass
+class TrainRun:
+    """A run ready to train: its resolved config, domain binding, subgoals and run folder.
+
+    :meth:`create` reads and grounds the model, computes the landmark graph once, builds and
+    checks the subgoals, and only then creates the run folder (``config.json``, ``subgoals.json``,
+    ``landmarks.json``), so bad input fails before anything is written. :meth:`resume` reads a
+    run folder back, subgoals included.
+    """
+
+    cfg: TrainConfig
+    binding: DomainBinding
+    subgoals: SubgoalSet
+    run_dir: RunDir
+    resumed: bool = False
+    start_steps: int = 0
+
+    @classmethod
+    def create(cls, path: str | Path, cfg: TrainConfig, binding: DomainBinding | None = None,
+               plugin: dict[str, str] | None = None) -> TrainRun:
+        """A new run in ``path``; ``plugin``: the command-line parts of a plug-in world, saved so that
+        ``resume`` and ``evaluate_run`` can rebuild it."""
+        binding = binding or bind_domain(cfg.domain, cfg.model)
+        graph = compute_landmarks(binding.task) if uses_landmarks(cfg) else None
+        subgoals = make_subgoals(cfg, binding.task, graph)
+        run_dir = RunDir.create(path, cfg, None if plugin is None else {PLUGIN: plugin})
+        try:
+            run_dir.write_subgoals(subgoals, None if graph is None else graph.to_json())
+        finally:
+            run_dir.unlock()  # ``train`` takes the lock again for the whole run
+        return cls(cfg, binding, subgoals, run_dir)
+
+    @classmethod
+    def resume(cls, path: str | Path, steps: int | None = None) -> TrainRun:
+        """The run in ``path``, its budget raised to ``steps`` when given."""
+        run_dir = RunDir.open(path)
+        _restore_plugin(run_dir)
+        cfg = run_dir.config()
+        if steps is not None:
+            cfg = merge_overrides(cfg, {"total_steps": steps})
+        binding = bind_domain(cfg.domain, cfg.model)
+        return cls(cfg, binding, run_dir.subgoals(cfg, binding), run_dir, True, run_dir.checkpoint_steps())
+
+    @property
+    def model_name(self) -> str:
+        """What to give ``asg landmarks`` for this run's model: the user's file, or the bundled name."""
+        bundled = Path(self.binding.model_path).parent == Path(pddl_models.__file__).parent
+        if self.cfg.model or not bundled:
+            return self.cfg.model or self.binding.model_path  # the user's file, as given
+        return Path(self.binding.model_path).stem.replace("_", "-")  # a bundled model, by name
+
+
+@dataclass(frozen=True)
+class RunEvaluation:
+    """A saved run's frozen greedy policy evaluated again; ``to_json`` is ``asg eval RUN_DIR --json``."""
+
+    run_dir: str
+    cfg: TrainConfig
+    env_steps: int
+    success_rate: float
+    episodes: tuple[Any, ...]
+    status: Status = Status.EVALUATED
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run_dir": self.run_dir, "domain": self.cfg.domain, "method": self.cfg.method, "seed": self.cfg.seed,
+                "success_rate": self.success_rate, "eval_episodes": len(self.episodes), "env_steps": self.env_steps,
+                "episodes": [e.to_json() for e in self.episodes]}
+
+    def lines(self) -> list[str]:
+        first = self.episodes[0]
+        return [f"{self.cfg.domain} / {self.cfg.method} / seed {self.cfg.seed} after {self.env_steps} env steps: "
+                f"greedy success {self.success_rate:.2f} over {len(self.episodes)} episodes",
+                f"  episode 1: {first.steps} steps, reached {' '.join(first.reached) or '-'}"]
+
+
+def evaluate_run(path: str | Path, *, episodes: int | None = None, domain: str | None = None) -> RunEvaluation:
+    """Evaluate the greedy policy of the run in ``path`` on the eval seeds (``episodes``: default the
+    run's); the learner is rebuilt from the run's own ``subgoals.json``. ``domain``: refuse a run of
+    another domain (``DomainError``)."""
+    run = RunDir.open(path)
+    _restore_plugin(run)
+    cfg = run.config()
+    if domain is not None and cfg.domain != domain:
+        raise DomainError(f"domain {domain}: {path} holds a run of {cfg.domain}")
+    binding = bind_domain(cfg.domain, cfg.model)
+    subgoals = run.subgoals(cfg, binding)
+    learner = run.load_checkpoint(cfg, binding, subgoals)["learner"]
+    n = episodes or cfg.eval_episodes
+    env = binding.make_env(max_steps=env_max_steps(cfg, subgoals))
+    result = evaluate(learner, env, binding.labeler, eval_seeds(cfg.seed, n))
+    return RunEvaluation(str(run.path), cfg, learner.env_steps, result.success_rate, tuple(result.episodes))

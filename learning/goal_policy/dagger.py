@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from asg.envs.fetch import expert_actions
 from asg.learning.goal_policy.rollout import Episodes
 
 
@@ -56,7 +57,7 @@ class ExpertLabels:
                 "o": self.o[:n].copy(), "g": self.g[:n].copy(), "u": self.u[:n].copy()}
 
     @classmethod
-    def from_state_dict(cls, data: dict[str, Any]) -> "ExpertLabels":
+    def from_state_dict(cls, data: dict[str, Any]) -> ExpertLabels:
         buf = cls(int(data["capacity"]), *map(int, data["dims"]))
         n = len(data["o"])
         buf.o[:n], buf.g[:n], buf.u[:n] = data["o"], data["g"], data["u"]
@@ -70,8 +71,6 @@ def label_episodes(episodes: Episodes) -> tuple[np.ndarray, np.ndarray, np.ndarr
     Episodes are in the policy frame, so the block to move is block 0. Uniform phase-1 goals
     (no program) are skipped: the expert places blocks, it does not hold them in the air.
     """
-    from asg.envs.fetch.expert import expert_actions
-
     keep = [i for i, p in enumerate(episodes.programs) if p is not None]
     od, gd = episodes.o.shape[-1], episodes.g.shape[-1]
     if not keep:

@@ -18,6 +18,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from asg.envs.fetch import (
+    FetchBlocksEnv,
+    ScriptedController,
+    SimState,
+    acting_block,
+    atomic_programs,
+    rotate_goal,
+    rotate_observation,
+)
 from asg.learning.goal_policy.rollout import EpisodeSpec
 
 MAX_ATTEMPTS_PER_DEMO = 4
@@ -53,11 +62,6 @@ def generate_demos(n: int, seed: int, horizon: int = 50, initial_state: str = "t
     Start states come from the D.1 distribution at an annealing progress drawn uniformly in
     [0, 1] per episode, so demos cover grasped, stacked and all-on-table starts.
     """
-    from asg.envs.fetch.env import FetchBlocksEnv
-    from asg.envs.fetch.goal_setter import acting_block, atomic_programs
-    from asg.envs.fetch.permutation import rotate_goal, rotate_observation
-    from asg.envs.fetch.scripted import ScriptedController
-
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     rng = np.random.default_rng([seed, 3])
@@ -96,8 +100,6 @@ def generate_demos(n: int, seed: int, horizon: int = 50, initial_state: str = "t
 
 def demo_start(demos: DemoSet, rng: np.random.Generator, seed: int) -> EpisodeSpec:
     """An episode starting at a uniformly drawn step (before the last) of a random demonstration."""
-    from asg.envs.fetch.simulation import SimState
-
     i = int(rng.integers(len(demos)))
     t = int(rng.integers(demos.states.shape[1]))
     return EpisodeSpec(seed=seed, program=demos.programs[i], focus=int(demos.focus[i]),

@@ -10,13 +10,14 @@ instead). Install with ``pip install 'asg[distributed]'``.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from asg.learning.goal_policy.config import ExploreConfig
-from asg.learning.goal_policy.rollout import EpisodeSpec, Episodes, GoalTask, PolicySnapshot, RolloutWorker
 from asg.learning.errors import ConfigError
+from asg.learning.goal_policy.config import ExploreConfig
+from asg.learning.goal_policy.rollout import Episodes, EpisodeSpec, GoalTask, PolicySnapshot, RolloutWorker
 
 
 def import_ray() -> Any:
@@ -29,7 +30,7 @@ def import_ray() -> Any:
 
 
 def make_collector(task: GoalTask, n_envs: int, threads: int = 1, workers: int = 1,
-                   ray_address: str | None = None) -> "RolloutWorker | RayCollector":
+                   ray_address: str | None = None) -> RolloutWorker | RayCollector:
     """A local worker (workers = 1, no address: no Ray needed) or Ray actors."""
     if workers <= 1 and ray_address is None:
         return RolloutWorker(task, n_envs, threads)

@@ -12,15 +12,17 @@ policy usable wherever the scripted controller is (``envs/fetch/runner.py``).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from asg.learning.goal_policy.normalizer import NormStats
-from asg.learning.goal_policy.rollout import EpisodeSpec, FetchTask, PolicySnapshot, RolloutWorker
+from asg.envs.fetch import FetchTask, library_program, multistep_programs, rotate_goal, rotate_observation, state_atoms
 from asg.learning import checkpoint as ckpt
 from asg.learning.errors import CheckpointError
+from asg.learning.goal_policy.normalizer import NormStats
+from asg.learning.goal_policy.rollout import EpisodeSpec, PolicySnapshot, RolloutWorker
 
 POLICY_FILE = "policy.npz"
 POLICY_KIND = "goal-policy"
@@ -71,8 +73,6 @@ def program_success(worker: RolloutWorker, policy: PolicySnapshot, programs: Seq
                     episodes: int, seed: int, post: dict[str, float] | None = None) -> dict[str, float]:
     """Greedy success rate of each program over ``episodes`` fresh starts (seeded per program):
     the goal test f(s_T, g). With ``post``, also fills in how often ψ held at the end."""
-    from asg.envs.fetch import goal_setter, labeler
-
     out = {}
     for k, name in enumerate(programs):
         seeds = np.random.default_rng([seed, k]).integers(2**31, size=episodes)
@@ -80,8 +80,8 @@ def program_success(worker: RolloutWorker, policy: PolicySnapshot, programs: Seq
         run = worker.run(specs, policy)
         out[name] = float(np.mean(run.success))
         if post is not None:
-            psi = goal_setter.program(name).post
-            post[name] = float(np.mean([psi.holds(labeler.atoms(obs)) for obs in run.final_obs]))
+            psi = library_program(name).post
+            post[name] = float(np.mean([psi.holds(state_atoms(obs)) for obs in run.final_obs]))
     return out
 
 
@@ -134,8 +134,6 @@ def evaluate_multistep(policy_path: str | Path | PolicySnapshot, episodes: int =
                        threads: int = 1) -> dict[str, Any]:
     """MultiStep-Moving and MultiStep-Stacking: ``{"suites": {name: {"success_rate", "episodes",
     "calls_success"}}}``; a chain fails at its first failed call (or a call whose φ does not hold)."""
-    from asg.envs.fetch.runner import multistep_programs
-
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     policy = _as_policy(policy_path)
@@ -187,8 +185,6 @@ class PolicyController:
     """The learned policy behind the scripted controller's interface (``reset`` / ``act``)."""
 
     def __init__(self, policy: str | Path | PolicySnapshot) -> None:
-        from asg.envs.fetch.permutation import rotate_goal, rotate_observation
-
         self.policy = _as_policy(policy)
         self._perm = [rotate_observation(np.arange(70), j).astype(np.int64) for j in range(4)]
         self._gperm = [rotate_goal(np.arange(12), j).astype(np.int64) for j in range(4)]

@@ -43,7 +43,7 @@ class Normalizer:
         self.sum += x.sum(axis=0)
         self.sumsq += np.square(x).sum(axis=0)
 
-    def merge(self, other: "Normalizer") -> None:
+    def merge(self, other: Normalizer) -> None:
         """Add another normaliser's samples (e.g. a worker's) to these statistics."""
         if other.size != self.size:
             raise ValueError(f"cannot merge a normaliser of size {other.size} into one of size {self.size}")
@@ -73,7 +73,7 @@ class Normalizer:
                 "sum": self.sum.copy(), "sumsq": self.sumsq.copy()}
 
     @classmethod
-    def from_state_dict(cls, data: dict) -> "Normalizer":
+    def from_state_dict(cls, data: dict) -> Normalizer:
         norm = cls(int(data["size"]), float(data["eps"]), float(data["clip"]))
         norm.count = float(data["count"])
         norm.sum = np.asarray(data["sum"], dtype=np.float64).copy()

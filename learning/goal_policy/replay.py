@@ -9,7 +9,8 @@ final states of past episodes, so that phase 2 can start an episode where an ear
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +35,7 @@ class EpisodeBuffer:
 
     @classmethod
     def for_transitions(cls, transitions: int, horizon: int, obs_dim: int, goal_dim: int,
-                        act_dim: int) -> "EpisodeBuffer":
+                        act_dim: int) -> EpisodeBuffer:
         """A buffer holding ``transitions`` transitions (rounded down to whole episodes, at least one)."""
         return cls(max(1, transitions // horizon), horizon, obs_dim, goal_dim, act_dim)
 
@@ -72,7 +73,7 @@ class EpisodeBuffer:
                 "g": self.g[:n].copy(), "u": self.u[:n].copy()}
 
     @classmethod
-    def from_state_dict(cls, data: dict[str, Any]) -> "EpisodeBuffer":
+    def from_state_dict(cls, data: dict[str, Any]) -> EpisodeBuffer:
         buf = cls(int(data["capacity"]), int(data["horizon"]), *map(int, data["dims"]))
         n = int(data["size"])
         buf.o[:n], buf.ag[:n], buf.g[:n], buf.u[:n] = data["o"], data["ag"], data["g"], data["u"]
@@ -119,7 +120,7 @@ class StateBuffer:
         return {"capacity": self.capacity, "states": list(self.states), "obs": list(self.obs), "next": self.next}
 
     @classmethod
-    def from_state_dict(cls, data: dict[str, Any]) -> "StateBuffer":
+    def from_state_dict(cls, data: dict[str, Any]) -> StateBuffer:
         buf = cls(int(data["capacity"]))
         buf.states, buf.obs, buf.next = list(data["states"]), list(data["obs"]), int(data["next"])
         return buf

@@ -2,8 +2,9 @@
 plotter, ``learning.plots``; the metrics CSV is ``run_dir.write_metrics`` / ``read_metrics``, re-exported here."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from asg.learning import plots as curves
 from asg.learning.plots import Panel

@@ -31,12 +31,16 @@ finished cycles) and raises ``KeyboardInterrupt``; resuming repeats the uninterr
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
+from asg.envs.fetch import TRAINING, FetchTask, SimState
+from asg.learning import checkpoint as ckpt
+from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.goal_policy import config as cfgmod
 from asg.learning.goal_policy.config import GoalPolicyConfig
 from asg.learning.goal_policy.dagger import ExpertLabels, label_episodes
@@ -46,17 +50,16 @@ from asg.learning.goal_policy.distributed import make_collector
 from asg.learning.goal_policy.evaluate import POLICY_FILE, family, save_policy
 from asg.learning.goal_policy.her import sample_transitions
 from asg.learning.goal_policy.replay import EpisodeBuffer, StateBuffer
-from asg.learning.goal_policy.rollout import EpisodeSpec, Episodes, FetchTask, GoalTask, RolloutWorker
-from asg.learning import checkpoint as ckpt
-from asg.learning.errors import CheckpointError, ConfigError
-from asg.learning.run_dir import RunLock, StageProgress, StopOnSignal, atomic_write_json
+from asg.learning.goal_policy.rollout import Episodes, EpisodeSpec, GoalTask, RolloutWorker
+from asg.learning.goal_policy.runlog import plot_curves
+from asg.learning.run_dir import RunDir, StageProgress, StopOnSignal
+from asg.learning.torch_state import torch_threads
 
 CHECKPOINT_VERSION = ckpt.VERSION
 STAGE, DOMAIN = "goal-policy", "fetch-programs"
 CHECKPOINT_KIND = "goal-policy-trainer"
 IDENTITY = ("domain", "stage", "seed", "task")  # what config.json and the checkpoint must share
-CONFIG, METRICS, CURVES = "config.json", "metrics.csv", "curves.png"
-CHECKPOINT, CHECKPOINT_META, RESULT = "checkpoint.npz", "checkpoint.json", "result.json"
+CURVES, CHECKPOINT = "curves.png", "checkpoint.npz"  # config.json, metrics.csv, result.json: run_dir.RunDir
 EVAL_ENVS = 10
 
 
@@ -76,8 +79,6 @@ class Progress:
 
 def training_starts(chained: float) -> Any:
     """D.1's training distribution, with a share ``chained`` of chained starts."""
-    from asg.envs.fetch.initial_states import TRAINING
-
     return "training" if chained == 0.0 else replace(TRAINING, p_chained=chained)
 
 
@@ -316,8 +317,6 @@ def _fields(obj: Any) -> dict[str, Any]:
 
 def _states_tree(buf: StateBuffer) -> dict[str, Any]:
     """A state buffer as arrays: simulation states (``SimState``) or plain arrays, stacked."""
-    from asg.envs.fetch.simulation import SimState
-
     sim = bool(buf.states) and all(isinstance(s, SimState) for s in buf.states)
     values = [s.values if sim else np.asarray(s) for s in buf.states]
     return {"capacity": buf.capacity, "next": buf.next, "kind": "sim_state" if sim else "array",
@@ -325,8 +324,6 @@ def _states_tree(buf: StateBuffer) -> dict[str, Any]:
 
 
 def _states_from(data: dict[str, Any]) -> StateBuffer:
-    from asg.envs.fetch.simulation import SimState
-
     buf = StateBuffer(int(data["capacity"]))
     states = [] if data["states"] is None else [row.copy() for row in data["states"]]
     buf.states = [SimState(v) for v in states] if data["kind"] == "sim_state" else states
@@ -344,33 +341,20 @@ def _run_identity(seed: int, task: str) -> dict[str, Any]:
 def read_checkpoint(run_dir: str | Path) -> dict[str, Any]:
     """The checkpoint payload of a run directory; ``CheckpointError`` if missing, corrupt, foreign,
     or when ``config.json`` names another stage, seed or task than the checkpoint."""
-    run_dir = Path(run_dir)
-    file, meta_file, config_file = run_dir / CHECKPOINT, run_dir / CHECKPOINT_META, run_dir / CONFIG
-    if not file.is_file():
-        raise CheckpointError(f"{file}: missing (nothing to resume)")
-    if meta_file.is_file():
-        desc = ckpt.read_json(meta_file)
-        if not isinstance(desc, dict) or desc.get("version") != CHECKPOINT_VERSION:
-            raise CheckpointError(f"{meta_file}: unsupported checkpoint version (expected {CHECKPOINT_VERSION})")
-    loaded = ckpt.load(file, CHECKPOINT_KIND)
-    saved = ckpt.read_json(config_file, "a goal-policy run config")
-    saved = {"domain": DOMAIN, "stage": STAGE, **saved}  # runs of before these fields were the goal policy's
-    ckpt.check_agrees(config_file, saved, file, loaded.meta, IDENTITY)
-    data = loaded.tree
+    run = RunDir(run_dir)
+    loaded = run.load_state(CHECKPOINT_KIND, IDENTITY, defaults={"domain": DOMAIN, "stage": STAGE})
+    data = loaded.tree  # (runs of before the domain and stage fields were the goal policy's)
     needed = {"version", "config", "agent", "buffer", "states", "rng", "progress"}
-    ckpt.require(isinstance(data, dict) and needed <= set(data), file, "unexpected content")
+    ckpt.require(isinstance(data, dict) and needed <= set(data), run.path / CHECKPOINT, "unexpected content")
     return data
 
 
-def write_checkpoint(trainer: GoalPolicyTrainer, run_dir: Path) -> None:
+def write_checkpoint(trainer: GoalPolicyTrainer, run: RunDir) -> None:
     """Checkpoint then its description, each atomically."""
     p = trainer.progress
     meta = {**_run_identity(trainer.seed, type(trainer.task).__name__), "epoch": p.epoch, "env_steps": p.env_steps}
-    sha = ckpt.save(run_dir / CHECKPOINT, CHECKPOINT_KIND, trainer.state_dict(), meta)
-    atomic_write_json(run_dir / CHECKPOINT_META, {"format": ckpt.FORMAT, "version": CHECKPOINT_VERSION,
-                                                  "kind": CHECKPOINT_KIND, "epoch": p.epoch,
-                                                  "cycles_into_epoch": len(p.epoch_cycles),
-                                                  "env_steps": p.env_steps, "sha256": sha})
+    run.save_state(CHECKPOINT_KIND, trainer.state_dict(), meta,
+                   {"epoch": p.epoch, "cycles_into_epoch": len(p.epoch_cycles), "env_steps": p.env_steps})
 
 
 def _resolve_config(config: GoalPolicyConfig | None, saved: dict[str, Any], where: Path) -> GoalPolicyConfig:
@@ -399,14 +383,12 @@ def train_goal_policy(config: GoalPolicyConfig | None, out_dir: str | Path, resu
     the saved one). ``max_epochs``: stop after that many epochs in this call (a later resume
     continues). ``task``: another goal task (tests); default the Fetch world.
     """
-    import torch
-
     if workers < 1:
         raise ConfigError(f"workers must be >= 1, got {workers}")
     run_dir = Path(resume if resume is not None else out_dir)
     if resume is not None and not (run_dir / CHECKPOINT).is_file():
         raise CheckpointError(f"{run_dir / CHECKPOINT}: missing (nothing to resume)")
-    with RunLock(run_dir):
+    with RunDir(run_dir) as run:
         saved = None
         if resume is not None:
             saved = read_checkpoint(run_dir)
@@ -417,30 +399,33 @@ def train_goal_policy(config: GoalPolicyConfig | None, out_dir: str | Path, resu
                 raise ConfigError("a config (or a preset) is needed for a new run")
             if (run_dir / CHECKPOINT).exists():
                 raise ConfigError(f"{run_dir}: already holds a run ({CHECKPOINT}); resume it or choose another folder")
-        previous_threads = torch.get_num_threads()
-        torch.set_num_threads(config.schedule.torch_threads)
-        trainer = GoalPolicyTrainer(config, task, seed, workers, ray_address)
-        try:
-            if saved is not None:
-                try:
-                    trainer.load_state_dict(saved)
-                except (KeyError, ValueError, TypeError, RuntimeError) as err:
-                    raise CheckpointError(f"{run_dir / CHECKPOINT}: does not fit the run's config ({err})") from None
-            else:
-                trainer.prepare_demos()
-            atomic_write_json(run_dir / CONFIG, {"config": cfgmod.to_dict(config), "seed": seed, "workers": workers,
-                                                 **_run_identity(seed, type(trainer.task).__name__)})
-            with StopOnSignal() as stop:
-                return _train_loop(trainer, run_dir, progress, max_epochs, stop)
-        finally:
-            trainer.close()
-            torch.set_num_threads(previous_threads)
+        with torch_threads(config.schedule.torch_threads):
+            return _run(run, config, task, seed, workers, ray_address, saved, progress, max_epochs)
 
 
-def _train_loop(trainer: GoalPolicyTrainer, run_dir: Path, progress: StageProgress | None,
+def _run(run: RunDir, config: GoalPolicyConfig, task: GoalTask | None, seed: int, workers: int,
+         ray_address: str | None, saved: dict[str, Any] | None, progress: StageProgress | None,
+         max_epochs: int | None) -> dict[str, Any]:
+    trainer = GoalPolicyTrainer(config, task, seed, workers, ray_address)
+    try:
+        if saved is not None:
+            try:
+                trainer.load_state_dict(saved)
+            except (KeyError, ValueError, TypeError, RuntimeError) as err:
+                raise CheckpointError(f"{run.path / CHECKPOINT}: does not fit the run's config ({err})") from None
+        else:
+            trainer.prepare_demos()
+        run.write_config({"config": cfgmod.to_dict(config), "seed": seed, "workers": workers,
+                          **_run_identity(seed, type(trainer.task).__name__)})
+        with StopOnSignal() as stop:
+            return _train_loop(trainer, run, progress, max_epochs, stop)
+    finally:
+        trainer.close()
+
+
+def _train_loop(trainer: GoalPolicyTrainer, run: RunDir, progress: StageProgress | None,
                 max_epochs: int | None, should_stop: Callable[[], bool]) -> dict:
-    from asg.learning.goal_policy.runlog import plot_curves, write_metrics
-
+    run_dir = run.path
     sch = trainer.config.schedule
     p = trainer.progress
     last = sch.total_epochs if max_epochs is None else min(sch.total_epochs, p.epoch + max_epochs)
@@ -455,14 +440,14 @@ def _train_loop(trainer: GoalPolicyTrainer, run_dir: Path, progress: StageProgre
     while p.epoch < last:
         row = trainer.epoch(on_cycle, should_stop)
         if row is None:  # Ctrl-C / SIGTERM: checkpoint between cycles, then stop
-            write_checkpoint(trainer, run_dir)
+            write_checkpoint(trainer, run)
             raise KeyboardInterrupt
         test = f", test {row['test_success']:.2f} (epoch {p.epoch}, phase {row['phase']})"
-        write_metrics(run_dir / METRICS, p.rows)
+        run.write_metrics(p.rows)
         save_policy(trainer.agent.snapshot(), run_dir / POLICY_FILE)
         if p.epoch % sch.checkpoint_every == 0 or p.epoch == last:
             plot_curves(run_dir / CURVES, p.rows, sch.epochs_phase1)  # a second or so: with checkpoints
-            write_checkpoint(trainer, run_dir)
+            write_checkpoint(trainer, run)
     last_row = p.rows[-1] if p.rows else {}
     result = {"run_dir": str(run_dir), "preset": trainer.config.preset, "seed": trainer.seed,
               "epochs": p.epoch, "total_epochs": sch.total_epochs, "finished": p.epoch >= sch.total_epochs,
@@ -470,7 +455,7 @@ def _train_loop(trainer: GoalPolicyTrainer, run_dir: Path, progress: StageProgre
               "test_success": last_row.get("test_success"), "policy": str(run_dir / POLICY_FILE),
               "demo_success_rate": None if trainer.demos is None else trainer.demos.success_rate,
               "bc_pretrain_loss": p.pretrain_loss}
-    atomic_write_json(run_dir / RESULT, _json_safe(result))
+    run.write_result(_json_safe(result))
     return result
 
 

@@ -60,6 +60,8 @@ class SearchConfig:
     q_estimate: Literal["softmax", "mean"] = "softmax"  # Q = softmax(values)-weighted mean (§2.3) or mean
     landmark: Literal["off", "prior", "bonus"] = "off"  # landmark guidance (ours, landmark_guidance.py)
     landmark_weight: float = 0.5  # λ of the prior mix, or the coefficient of the bonus term (ours)
+    psi_prunings: bool = True  # ours: once ψ holds only Stop is legal, a callee whose ψ holds is not
+    # callable (table.py). Off: the paper's masks (calls list, φ, max_calls); the network learns Stop.
 
     def __post_init__(self) -> None:
         c = Checker(self, "search")
@@ -75,6 +77,7 @@ class SearchConfig:
         c.choice("q_estimate", Q_ESTIMATES)
         c.choice("landmark", LANDMARK_MODES)
         c.number("landmark_weight", ge=0.0)
+        c.flag("psi_prunings")
         c.require(self.landmark != "prior" or self.landmark_weight <= 1.0, "landmark_weight",
                   f"expected a mixing fraction in [0, 1] with landmark \"prior\", got {self.landmark_weight}")
 

@@ -21,10 +21,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from asg.learning.npi.mcts import (
-    SearchContext, Trace, execute, masked_priors, most_visited, new_root, run_simulations,
-)
+from asg.envs.fetch import FetchBlocksEnv, ScriptedController, acting_block, run_atomic
+from asg.learning.errors import CheckpointError
+from asg.learning.goal_policy.evaluate import PolicyController, load_policy
+from asg.learning.npi.mcts import SearchContext, Trace, execute, masked_priors, most_visited, new_root, run_simulations
 from asg.learning.world_models.program_models import EnvironmentModel
+from asg.planning.programs import fetch_library
 
 MODES = ("network", "plan", "replan")
 
@@ -79,9 +81,6 @@ class _Focused:
 
 def policy_controller(path: str | Path) -> Controller:
     """The learned goal policy of ``path`` (``policy.npz`` or its run folder) as a controller."""
-    from asg.learning.goal_policy.evaluate import PolicyController, load_policy
-    from asg.learning.errors import CheckpointError
-
     policy = load_policy(path)
     if policy.o_stats.mean.shape != (70,) or policy.g_stats.mean.shape != (12,) or policy.layers[-1][1].shape != (4,):
         raise CheckpointError(f"{path}: not a Fetch goal policy (observation 70, goal 12, action 4)")
@@ -93,10 +92,6 @@ class FetchExecutor:
     focused on the block the program moves (the goal policy was trained with that focus)."""
 
     def __init__(self, env: Any = None, controller: Any = None) -> None:
-        from asg.envs.fetch.env import FetchBlocksEnv
-        from asg.envs.fetch.scripted import ScriptedController
-        from asg.planning.programs import fetch_library
-
         self.env = env if env is not None else FetchBlocksEnv(initial_state="table", max_steps=None)
         self.controller = controller if controller is not None else ScriptedController()
         self.names = tuple(p.name for p in fetch_library())
@@ -110,9 +105,6 @@ class FetchExecutor:
         return self.env.observation()["observation"]
 
     def run_atomic(self, program: int) -> np.ndarray:
-        from asg.envs.fetch.goal_setter import acting_block
-        from asg.envs.fetch.scripted import run_atomic
-
         name = self.names[program]
         return run_atomic(self.env, name, _Focused(self.controller, acting_block(name))).final
 
@@ -124,7 +116,7 @@ class CallRecord:
     program: str
     atomic: bool
     success: bool
-    calls: tuple["CallRecord", ...] = ()
+    calls: tuple[CallRecord, ...] = ()
 
     def atomic_count(self) -> int:
         """Atomic programs run in this call tree."""
@@ -166,7 +158,7 @@ def _run_network(task: int, executor: Executor, ctx: SearchContext) -> CallRecor
     for depth in range(cfg.max_calls + 1):
         state = executor.observe()
         atoms = ctx.model.atoms(state)
-        legal = table.legal(task, atoms, depth, cfg.max_calls)
+        legal = table.legal(task, atoms, depth, cfg.max_calls, cfg.psi_prunings)
         logits, _, h, c = ctx.evaluator.evaluate(state, table.task_row(task), h, c)
         action = int(np.argmax(masked_priors(np.asarray(logits, dtype=float), legal)))
         if action == table.stop:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from asg.learning.npi.table import ProgramTable
+from asg.planning.landmarks import compute_landmarks
 from asg.planning.programs import DONE, Formula
 from asg.planning.task import Atom
 
@@ -80,8 +81,6 @@ class LandmarkGuide:
         return self._cache[key]
 
     def _alternative(self, program: str, k: int, start: frozenset[Atom]) -> Alternative | None:
-        from asg.planning import compute_landmarks
-
         if (program, k) not in self._pseudo:
             base = self.library.get(program)
             pseudo = replace(base, name=f"{base.name}__disjunct{k}", post=Formula((base.post.clauses[k],)))

@@ -52,7 +52,7 @@ class Step:
     state: np.ndarray  # (D,) the state the decision was taken in
     legal: np.ndarray  # (A,) bool
     policy: np.ndarray  # (A,) the tree policy π_mcts (the training target)
-    call: "Trace | None" = None  # the callee's own trace, for a non-atomic call
+    call: Trace | None = None  # the callee's own trace, for a non-atomic call
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,7 +108,7 @@ class Node:
     value_sum: np.ndarray | None = None  # (A,)
     exp_sum: np.ndarray | None = None  # (A,) Σ exp(v), for the softmax Q
     exp_value_sum: np.ndarray | None = None  # (A,) Σ exp(v)·v
-    children: dict[int, "Node"] = field(default_factory=dict)
+    children: dict[int, Node] = field(default_factory=dict)
     count: int = 1  # simulations through this node, its own expansion included
     terminal: bool = False
     terminal_value: float = 0.0
@@ -177,7 +177,7 @@ def evaluate_node(node: Node, ctx: SearchContext, h: np.ndarray, c: np.ndarray, 
     """Fill a non-terminal node: legal actions, priors (masked, guided, noised), value, LSTM state."""
     table, cfg = ctx.table, ctx.config
     n_actions = table.n_actions
-    node.legal = table.legal(node.task, node.atoms, node.depth, cfg.max_calls)
+    node.legal = table.legal(node.task, node.atoms, node.depth, cfg.max_calls, cfg.psi_prunings)
     logits, node.value, node.h, node.c = ctx.evaluator.evaluate(node.state, table.task_row(node.task), h, c)
     prior = masked_priors(np.asarray(logits, dtype=float), node.legal)
     if ctx.guide is not None:

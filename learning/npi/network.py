@@ -64,7 +64,7 @@ class AlphaNPINet(nn.Module):
         out = torch.stack(hidden, dim=1)  # (B, T, H)
         return self.policy(out), self.value(out).squeeze(-1)
 
-    def snapshot(self) -> "NetSnapshot":
+    def snapshot(self) -> NetSnapshot:
         """A numpy copy of the current weights for the search."""
         def arr(t: torch.Tensor) -> np.ndarray:
             return t.detach().cpu().numpy().astype(np.float64)

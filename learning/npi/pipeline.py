@@ -10,9 +10,10 @@ checkpoint. Ctrl-C or SIGTERM stop training after the current iteration: it chec
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -21,15 +22,27 @@ from asg.learning import checkpoint as ckpt
 from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.npi.config import NPIConfig, SearchConfig, from_dict, to_dict
 from asg.learning.npi.inference import (
-    MODES, CallRecord, FetchExecutor, ModelExecutor, call_tree_png, policy_controller, run_program,
+    MODES,
+    CallRecord,
+    FetchExecutor,
+    ModelExecutor,
+    call_tree_png,
+    policy_controller,
+    run_program,
 )
 from asg.learning.npi.mcts import SearchContext
-from asg.learning.world_models.program_models import EnvironmentModel, RealFetchModel, exact_fetch_model, learned_fetch_model
 from asg.learning.npi.network import AlphaNPINet
 from asg.learning.npi.selfplay import import_ray, make_guide, resolve_backend, start_state
 from asg.learning.npi.trainer import MetaControllerTrainer
-from asg.learning.run_dir import RunLock, StopOnSignal, atomic_write, atomic_write_json, write_metrics
+from asg.learning.results import Status
+from asg.learning.run_dir import CONFIG, RunDir, StopOnSignal, atomic_write
 from asg.learning.torch_state import torch_threads
+from asg.learning.world_models.program_models import (
+    EnvironmentModel,
+    RealFetchModel,
+    exact_fetch_model,
+    learned_fetch_model,
+)
 
 CHECKPOINT = "meta_controller.npz"
 CHECKPOINT_VERSION = 1
@@ -127,10 +140,10 @@ class MetaControllerResult:
     validation: dict[str, float]
     first_reached: dict[str, int]
     wall_seconds: float
-    status: str
+    status: Status
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "status": str(self.status)}
 
 
 def train_meta_controller(out_dir: str | Path, *, config: NPIConfig | None = None, model: str = "exact",
@@ -147,23 +160,23 @@ def train_meta_controller(out_dir: str | Path, *, config: NPIConfig | None = Non
     """
 
     out = Path(out_dir)
-    with torch_threads(1), RunLock(out), StopOnSignal() as signalled:
-        return _train(out, config, model, predictor, seed, iterations, workers, backend, ray_address, resume,
+    with torch_threads(1), RunDir(out) as run, StopOnSignal() as signalled:
+        return _train(run, config, model, predictor, seed, iterations, workers, backend, ray_address, resume,
                       progress, should_stop, signalled)
 
 
-def _train(out: Path, config: NPIConfig | None, model: str, predictor: Any, seed: int, iterations: int | None,
+def _train(run: RunDir, config: NPIConfig | None, model: str, predictor: Any, seed: int, iterations: int | None,
            workers: int | None, backend: str | None, ray_address: str | None, resume: bool,
            progress: Callable[[dict[str, Any]], None] | None, should_stop: Callable[[], bool] | None,
            signalled: StopOnSignal) -> MetaControllerResult:
-    from dataclasses import replace
-
+    out = run.path
     path = out / CHECKPOINT
     if resume:
         payload = read_checkpoint(path)
         if payload.get("inference_only"):
             raise CheckpointError(f"{path}: an inference-only export (no trainer state); it cannot be resumed")
-        _check_config_file(out / "config.json", payload, path)
+        saved = {"domain": DOMAIN, "stage": STAGE, **run.read_config("a meta-controller run config")}
+        ckpt.check_agrees(out / CONFIG, saved, path, _identity(payload["seed"], payload["model"]), IDENTITY)
         config, seed, model = from_dict(payload["config"], str(path)), int(payload["seed"]), str(payload["model"])
     elif path.exists():
         raise ConfigError(f"{out}: already holds a meta-controller; resume it or choose another folder")
@@ -181,11 +194,11 @@ def _train(out: Path, config: NPIConfig | None, model: str, predictor: Any, seed
             trainer.load_state_dict(payload["trainer"])
         except (KeyError, TypeError, ValueError, RuntimeError) as err:
             raise CheckpointError(f"{path}: does not fit the run's config and model ({type(err).__name__})") from None
-    atomic_write_json(out / "config.json", {"config": to_dict(config), **_identity(seed, model)})
+    run.write_config({"config": to_dict(config), **_identity(seed, model)})
     total = config.iterations if iterations is None else iterations
 
     def on_row(row: dict[str, Any]) -> None:
-        write_metrics(out / "metrics.csv", trainer.state.rows)
+        run.write_metrics(trainer.state.rows)
         if row["iteration"] % config.validate_every == 0 or row["iteration"] >= total:
             save_checkpoint(path, trainer, model)
         if progress is not None:
@@ -194,20 +207,14 @@ def _train(out: Path, config: NPIConfig | None, model: str, predictor: Any, seed
     stop = signalled if should_stop is None else (lambda: signalled() or should_stop())
     state = trainer.train(total, on_row, stop)
     save_checkpoint(path, trainer, model)
-    status = "solved" if trainer.solved() else ("finished" if state.iteration >= total else "interrupted")
+    status = (Status.SOLVED if trainer.solved() else Status.FINISHED if state.iteration >= total
+              else Status.INTERRUPTED)
     result = MetaControllerResult(str(out), model, seed, state.iteration, dict(state.validation),
                                   dict(state.first_reached), round(state.wall_seconds, 2), status)
-    atomic_write_json(out / "result.json", result.to_json())
+    run.write_result(result.to_json())
     if signalled.requested:
         raise KeyboardInterrupt  # Ctrl-C / SIGTERM: checkpointed; the caller reports the interruption
     return result
-
-
-def _check_config_file(config_file: Path, payload: dict[str, Any], path: Path) -> None:
-    """``config.json`` must name the checkpoint's stage, seed and model (``CheckpointError`` else)."""
-    saved = ckpt.read_json(config_file, "a meta-controller run config")
-    saved = {"domain": DOMAIN, "stage": STAGE, **saved}  # folders of before these fields were this stage's
-    ckpt.check_agrees(config_file, saved, path, _identity(payload["seed"], payload["model"]), IDENTITY)
 
 
 # -- evaluation -------------------------------------------------------------------------------

@@ -22,8 +22,8 @@ from asg.learning.errors import ConfigError
 from asg.learning.npi.config import BACKENDS, SearchConfig
 from asg.learning.npi.landmark_guidance import LandmarkGuide
 from asg.learning.npi.mcts import SearchContext, Trace, execute
-from asg.learning.world_models.program_models import EnvironmentModel
 from asg.learning.npi.network import NetSnapshot
+from asg.learning.world_models.program_models import EnvironmentModel
 
 MAX_START_DRAWS = 1000
 
@@ -203,7 +203,7 @@ class SelfPlay:
         self.guide = self._player.guide(config)
         self._workers = Workers(model, workers, self.backend, ray_address)
 
-    def with_search(self, config: SearchConfig) -> "SelfPlay":
+    def with_search(self, config: SearchConfig) -> SelfPlay:
         """A self-play with another search config on the same workers (closing either closes both)."""
         view = copy.copy(self)
         view.config, view.guide = config, self._player.guide(config)
@@ -226,7 +226,7 @@ class SelfPlay:
         """Stop the workers (no-op in-process); a later :meth:`run` starts them again."""
         self._workers.close()
 
-    def __enter__(self) -> "SelfPlay":
+    def __enter__(self) -> SelfPlay:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -7,9 +7,11 @@ conditioned on, one embedding row each) are the non-atomic programs, in library 
 Masks follow AlphaNPI (reference_code.md §2.3): a program may call only the programs its
 ``calls`` list names (all of strictly lower level), only when their pre-condition holds; Stop
 is always legal, and once ``max_calls`` calls are made Stop is the only legal action.
-Two prunings of ours, both exact (rewards come only at Stop, γ**calls on success): a program
-whose ψ holds may only Stop, and so a non-atomic program whose ψ already holds is not called
-(it would return at once, the state unchanged, one call spent).
+Two prunings of ours, both exact (rewards come only at Stop, γ**calls on success), a switch
+(``SearchConfig.psi_prunings``, on by default, off for the paper's masks): a program whose ψ
+holds may only Stop, and so a non-atomic program whose ψ already holds is not called (it would
+return at once, the state unchanged, one call spent). With them on, Stop after success is decided
+by the mask, not learned by the network.
 """
 from __future__ import annotations
 
@@ -91,19 +93,20 @@ class ProgramTable:
             self._pre_cache[atoms] = hit
         return hit
 
-    def legal(self, task: int, atoms: frozenset[Atom], depth: int, max_calls: int) -> np.ndarray:
+    def legal(self, task: int, atoms: frozenset[Atom], depth: int, max_calls: int,
+              prunings: bool = True) -> np.ndarray:
         """(A,) bool: the actions program ``task`` may take after ``depth`` calls in ``atoms``.
 
-        Once ``task``'s ψ holds, Stop is its only action: rewards come only at Stop, discounted by
-        the calls made, so no call can earn more than stopping now (a solved node, as in
-        MCTS-Solver). Without this, a search of 5 simulations from a real state its model never
-        produced could call on past success and undo it (Clean_Table, README).
+        With ``prunings`` (ours, ``SearchConfig.psi_prunings``): once ``task``'s ψ holds, Stop is its
+        only action: rewards come only at Stop, discounted by the calls made, so no call can earn
+        more than stopping now (a solved node, as in MCTS-Solver); and a non-atomic callee whose ψ
+        holds is not callable. Without them (the paper's masks) the network must learn when to stop.
         """
-        if depth >= max_calls or self.post_holds(task, atoms):
+        if depth >= max_calls or (prunings and self.post_holds(task, atoms)):
             out = np.zeros(self.n_actions, dtype=bool)
             out[self.stop] = True
             return out
-        return self.callable[task] & self.worth_calling(atoms)
+        return self.callable[task] & (self.worth_calling(atoms) if prunings else self.preconditions(atoms))
 
     def post_holds(self, program: int, atoms: frozenset[Atom]) -> bool:
         """ψ of ``program`` in ``atoms``."""

@@ -13,17 +13,18 @@ number of workers changes nothing but the wall time.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
 
 from asg.learning.npi.config import NPIConfig
 from asg.learning.npi.mcts import Trace
-from asg.learning.world_models.program_models import EnvironmentModel
 from asg.learning.npi.network import AlphaNPINet, make_batch, trace_loss
 from asg.learning.npi.selfplay import EpisodeJob, SelfPlay
+from asg.learning.world_models.program_models import EnvironmentModel
 
 VALIDATION_STREAM = 7_919  # entropy word that separates validation start states from training ones
 

@@ -34,22 +34,32 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from asg.envs.fetch import (
+    ExactBehaviourModel,
+    FetchTask,
+    applicable,
+    atomic_name,
+    library_program,
+    program_goal,
+    state_atoms,
+)
+from asg.learning import checkpoint as ckpt
 from asg.learning.configio import Checker
+from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.goal_policy.evaluate import family, load_policy
 from asg.learning.goal_policy.networks import mlp
 from asg.learning.goal_policy.normalizer import Normalizer
 from asg.learning.goal_policy.replay import StateBuffer
-from asg.learning.goal_policy.rollout import EpisodeSpec, FetchTask, PolicySnapshot, RolloutWorker
-from asg.learning import checkpoint as ckpt
-from asg.learning.errors import CheckpointError, ConfigError
-from asg.learning.run_dir import RunLock, StageProgress, StopOnSignal, atomic_write_json
+from asg.learning.goal_policy.rollout import EpisodeSpec, PolicySnapshot, RolloutWorker
+from asg.learning.run_dir import RunDir, StageProgress, StopOnSignal
+from asg.learning.torch_state import torch_threads
 
 MODEL_FILE, DATASET_FILE = "behaviour_model.npz", "dataset.npz"
 COLLECT_FILE, FIT_FILE = "collect_checkpoint.npz", "fit_checkpoint.npz"  # an interrupted run's state
 MODEL_KIND, DATASET_KIND = "behaviour-model", "behaviour-dataset"
 COLLECT_KIND, FIT_KIND = "behaviour-collection", "behaviour-fit"
 STAGE, DOMAIN = "behaviour-model", "fetch-programs"
-METRICS, CURVES, RESULT = "metrics.csv", "curves.png", "result.json"
+CURVES = "curves.png"  # config.json, metrics.csv and result.json are run_dir.RunDir's
 ANCHORS = ("start", "goal")
 LOSSES = ("mse", "l1")
 
@@ -109,7 +119,7 @@ class BehaviourDataset:
     def __len__(self) -> int:
         return int(self.s0.shape[0])
 
-    def subset(self, idx: np.ndarray) -> "BehaviourDataset":
+    def subset(self, idx: np.ndarray) -> BehaviourDataset:
         return BehaviourDataset(self.s0[idx], self.program[idx], self.sT[idx], self.no_reset[idx])
 
     def save(self, path: Path, meta: dict[str, Any] | None = None) -> None:
@@ -117,7 +127,7 @@ class BehaviourDataset:
         ckpt.save(Path(path), DATASET_KIND, asdict(self), meta, compress=True)
 
     @classmethod
-    def load(cls, path: Path) -> "BehaviourDataset":
+    def load(cls, path: Path) -> BehaviourDataset:
         """``CheckpointError`` when missing, corrupt or not a dataset."""
         try:
             data = ckpt.load(Path(path), DATASET_KIND).tree
@@ -193,11 +203,9 @@ def anchor_states(s0: np.ndarray, program: np.ndarray, programs: tuple[str, ...]
     s0 = np.asarray(s0, dtype=np.float64)
     if anchor == "start":
         return s0
-    from asg.envs.fetch.goal_setter import goal
-
     out = s0.copy()
     for k in range(len(out)):
-        out[k, :12] = goal(s0[k], programs[int(program[k])])
+        out[k, :12] = program_goal(s0[k], programs[int(program[k])])
     return out
 
 
@@ -236,11 +244,9 @@ class LearnedBehaviourModel:
 
     def predict(self, obs: np.ndarray, program: str | int) -> tuple[np.ndarray, bool]:
         """(predicted s_T, True) when φ holds in ``obs``, else (obs, False)."""
-        from asg.envs.fetch import goal_setter
-
-        name = goal_setter.atomic_name(program)
+        name = atomic_name(program)
         obs = np.asarray(obs, dtype=np.float64)
-        if not goal_setter.applicable(obs, name):
+        if not applicable(obs, name):
             return obs.copy(), False
         return self.predict_batch(obs[None], np.array([self.programs.index(name)]))[0], True
 
@@ -254,7 +260,7 @@ class LearnedBehaviourModel:
         return Path(path)
 
     @classmethod
-    def load(cls, path: str | Path) -> "LearnedBehaviourModel":
+    def load(cls, path: str | Path) -> LearnedBehaviourModel:
         """The model of a file or of a run folder holding one; ``CheckpointError`` if unusable."""
         path = Path(path)
         if path.is_dir():
@@ -343,14 +349,12 @@ def _loss(kind: str, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 
 def agreement(model: LearnedBehaviourModel, data: BehaviourDataset) -> dict[str, Any]:
     """Per program and family: ψ_i(predicted) == ψ_i(true) and whole-label agreement, held-out."""
-    from asg.envs.fetch import goal_setter, labeler
-
     pred = model.predict_batch(data.s0, data.program)
     post, atoms = {}, {}
     for k in range(len(data)):
         name = model.programs[int(data.program[k])]
-        true_atoms, pred_atoms = labeler.atoms(data.sT[k]), labeler.atoms(pred[k])
-        prog = goal_setter.program(name)
+        true_atoms, pred_atoms = state_atoms(data.sT[k]), state_atoms(pred[k])
+        prog = library_program(name)
         post.setdefault(name, []).append(prog.post.holds(true_atoms) == prog.post.holds(pred_atoms))
         atoms.setdefault(name, []).append(_block_atoms(true_atoms) == _block_atoms(pred_atoms))
     programs = {n: {"post_agreement": float(np.mean(post[n])), "atoms_agreement": float(np.mean(atoms[n])),
@@ -371,14 +375,12 @@ def failure_report(predicted: np.ndarray, data: BehaviourDataset, programs: tupl
     only restates the goal setter (every program succeeds) agrees on every success and on no
     failure: it is *learned* only where it beats that on the failures.
     """
-    from asg.envs.fetch import goal_setter, labeler
-
     rows: dict[str, list[tuple[bool, bool]]] = {}
     for k in range(len(data)):
         name = programs[int(data.program[k])]
-        post = goal_setter.program(name).post
-        truth = post.holds(labeler.atoms(data.sT[k]))
-        guess = post.holds(labeler.atoms(predicted[k]))
+        post = library_program(name).post
+        truth = post.holds(state_atoms(data.sT[k]))
+        guess = post.holds(state_atoms(predicted[k]))
         rows.setdefault(family(name), []).append((truth, guess))
     rows["all"] = [pair for fam in sorted(rows) for pair in rows[fam]]
 
@@ -397,8 +399,6 @@ def failure_report(predicted: np.ndarray, data: BehaviourDataset, programs: tupl
 
 def compare_with_exact(model: LearnedBehaviourModel, data: BehaviourDataset) -> dict[str, Any]:
     """:func:`failure_report` of the learned model and of the exact model Θ on the same episodes."""
-    from asg.envs.fetch.behaviour_model import ExactBehaviourModel
-
     exact, _ = ExactBehaviourModel().predict_batch(data.s0, data.program)
     return {"learned": failure_report(model.predict_batch(data.s0, data.program), data, model.programs),
             "exact": failure_report(exact, data, model.programs)}
@@ -418,8 +418,6 @@ def train_behaviour_model(policy_path: str | Path, out_dir: str | Path, config: 
     the fit between epochs: the state is saved (``collect_checkpoint.npz`` / ``fit_checkpoint.npz``)
     and ``KeyboardInterrupt`` raised; the same call again continues exactly where it stopped (the
     saved seed, config and policy must match, else ``CheckpointError``)."""
-    from asg.learning.goal_policy.runlog import write_metrics
-
     config = config or BEHAVIOUR_PRESETS["fast"]
     out = Path(out_dir)
     policy = load_policy(policy_path)
@@ -427,50 +425,45 @@ def train_behaviour_model(policy_path: str | Path, out_dir: str | Path, config: 
                 "config": {**asdict(config), "hidden": list(config.hidden)},
                 "policy_sha256": ckpt.sha256_file(Path(policy_path) / "policy.npz" if Path(policy_path).is_dir()
                                                   else policy_path)}
-    previous = torch.get_num_threads()
-    torch.set_num_threads(config.torch_threads)
     start = time.perf_counter()
-    try:
-        with RunLock(out), StopOnSignal() as stop:
-            atomic_write_json(out / "config.json", {**run_meta, "policy": str(policy_path)})
-            if (out / DATASET_FILE).is_file():
-                data = BehaviourDataset.load(out / DATASET_FILE)
-            else:
-                partial = _resume_state(out / COLLECT_FILE, COLLECT_KIND, run_meta)
-                try:
-                    data = collect_dataset(policy, config.episodes, seed, config, progress, stop, partial)
-                except Interrupted as stopped:
-                    ckpt.save(out / COLLECT_FILE, COLLECT_KIND, stopped.state, run_meta)
-                    raise KeyboardInterrupt from None
-                data.save(out / DATASET_FILE, run_meta)
-                (out / COLLECT_FILE).unlink(missing_ok=True)
-            collect_s = time.perf_counter() - start
-            perm = np.random.default_rng([seed, 7]).permutation(len(data))
-            n_test = max(1, int(round(config.held_out * len(data))))
-            test, train = data.subset(perm[:n_test]), data.subset(perm[n_test:])
-            programs = FetchTask().programs
-            partial = _resume_state(out / FIT_FILE, FIT_KIND, run_meta)
+    with torch_threads(config.torch_threads), RunDir(out) as run, StopOnSignal() as stop:
+        run.write_config({**run_meta, "policy": str(policy_path)})
+        if (out / DATASET_FILE).is_file():
+            data = BehaviourDataset.load(out / DATASET_FILE)
+        else:
+            partial = _resume_state(out / COLLECT_FILE, COLLECT_KIND, run_meta)
             try:
-                net, s_norm, d_norm, rows = fit_behaviour_model(train, test, len(programs), config, seed,
-                                                                progress, programs, stop, partial)
+                data = collect_dataset(policy, config.episodes, seed, config, progress, stop, partial)
             except Interrupted as stopped:
-                ckpt.save(out / FIT_FILE, FIT_KIND, stopped.state, run_meta)
+                ckpt.save(out / COLLECT_FILE, COLLECT_KIND, stopped.state, run_meta)
                 raise KeyboardInterrupt from None
-            model = LearnedBehaviourModel(net, s_norm, d_norm, programs, config.anchor)
-            model.save(out / MODEL_FILE)
-            (out / FIT_FILE).unlink(missing_ok=True)
-            write_metrics(out / METRICS, rows)
-            _plot_losses(out / CURVES, rows)
-            result = {"model": str(out / MODEL_FILE), "policy": str(policy_path), "episodes": len(data),
-                      "no_reset_share": float(np.mean(data.no_reset)), "held_out": len(test), "seed": seed,
-                      "config": {**asdict(config), "hidden": list(config.hidden)},
-                      "final_train_loss": rows[-1]["train_loss"], "final_test_loss": rows[-1]["test_loss"],
-                      "collect_seconds": round(collect_s, 1),
-                      "wall_seconds": round(time.perf_counter() - start, 1), **agreement(model, test)}
-            atomic_write_json(out / RESULT, result)
-            return result
-    finally:
-        torch.set_num_threads(previous)
+            data.save(out / DATASET_FILE, run_meta)
+            (out / COLLECT_FILE).unlink(missing_ok=True)
+        collect_s = time.perf_counter() - start
+        perm = np.random.default_rng([seed, 7]).permutation(len(data))
+        n_test = max(1, int(round(config.held_out * len(data))))
+        test, train = data.subset(perm[:n_test]), data.subset(perm[n_test:])
+        programs = FetchTask().programs
+        partial = _resume_state(out / FIT_FILE, FIT_KIND, run_meta)
+        try:
+            net, s_norm, d_norm, rows = fit_behaviour_model(train, test, len(programs), config, seed,
+                                                            progress, programs, stop, partial)
+        except Interrupted as stopped:
+            ckpt.save(out / FIT_FILE, FIT_KIND, stopped.state, run_meta)
+            raise KeyboardInterrupt from None
+        model = LearnedBehaviourModel(net, s_norm, d_norm, programs, config.anchor)
+        model.save(out / MODEL_FILE)
+        (out / FIT_FILE).unlink(missing_ok=True)
+        run.write_metrics(rows)
+        _plot_losses(out / CURVES, rows)
+        result = {"model": str(out / MODEL_FILE), "policy": str(policy_path), "episodes": len(data),
+                  "no_reset_share": float(np.mean(data.no_reset)), "held_out": len(test), "seed": seed,
+                  "config": {**asdict(config), "hidden": list(config.hidden)},
+                  "final_train_loss": rows[-1]["train_loss"], "final_test_loss": rows[-1]["test_loss"],
+                  "collect_seconds": round(collect_s, 1),
+                  "wall_seconds": round(time.perf_counter() - start, 1), **agreement(model, test)}
+        run.write_result(result)
+        return result
 
 
 _RESUME_KEYS = {COLLECT_KIND: {"rng", "states", "parts", "done"}, FIT_KIND: {"net", "optimizer", "rng", "rows"}}

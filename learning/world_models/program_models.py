@@ -18,12 +18,33 @@ starts towers with probability 0.4.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import numpy as np
 
+from asg.envs.fetch import (
+    BLOCK_POS,
+    BLOCK_REL_POS,
+    FINGER_POS,
+    GRIP_POS,
+    OBS_DIM,
+    TABLE,
+    ExactBehaviourModel,
+    FetchBlocksEnv,
+    InitialStateConfig,
+    LayoutError,
+    ScriptedConfig,
+    ScriptedController,
+    acting_block,
+    program_goal,
+    run_atomic,
+    sample_layout,
+    state_atoms,
+    state_with_blocks,
+)
 from asg.learning.npi.table import ProgramTable, program_table
-from asg.planning.programs import ProgramLibrary
+from asg.planning.programs import ProgramLibrary, fetch_library
 from asg.planning.task import Atom
 
 # Simulation().home_grip: the grip site at the arm's home pose (tests/test_npi_mcts.py checks it).
@@ -98,39 +119,27 @@ class FetchModel:
     state_dim = 70
 
     def __init__(self, predictor: BehaviourPredictor, name: str, initial_states: str = "table") -> None:
-        from asg.envs.fetch.initial_states import TABLE, InitialStateConfig
-        from asg.planning.programs import fetch_library
-
         starts = {"table": TABLE, "stacked": InitialStateConfig(p_in_gripper=0.0)}
         if initial_states not in starts:
             raise ValueError(f"initial_states must be one of {sorted(starts)}, got {initial_states!r}")
-        from asg.envs.fetch.behaviour_model import ExactBehaviourModel
-
         self.predictor, self.name = predictor, name
         self._exact = type(predictor) is ExactBehaviourModel
         self.start_config = starts[initial_states]
         self.table = program_table(fetch_library())
 
     def atoms(self, state: np.ndarray) -> frozenset[Atom]:
-        from asg.envs.fetch import labeler
-
-        return labeler.atoms(state)
+        return state_atoms(state)
 
     def step(self, state: np.ndarray, program: int) -> np.ndarray:
         name = self.table.programs[program].name
         if self._exact:
             # ExactBehaviourModel.predict minus its φ check, which the search's masks already made.
-            from asg.envs.fetch import goal_setter
-            from asg.envs.fetch.behaviour_model import state_with_blocks
-
-            goal = goal_setter.goal(state, name).reshape(4, 3)
-            return state_with_blocks(state, goal, goal_setter.acting_block(name))
+            goal = program_goal(state, name).reshape(4, 3)
+            return state_with_blocks(state, goal, acting_block(name))
         out = self.predictor.predict(state, name)
         return np.asarray(out[0] if isinstance(out, tuple) else out, dtype=float)
 
     def initial_state(self, rng: np.random.Generator) -> np.ndarray:
-        from asg.envs.fetch.initial_states import LayoutError, sample_layout
-
         for _ in range(100):  # a crowded draw can find no free spot; draw again
             try:
                 layout = sample_layout(rng, self.start_config, HOME_GRIP, focus=int(rng.integers(4)))
@@ -142,23 +151,18 @@ class FetchModel:
 
 def synthetic_state(blocks: np.ndarray, gripper: np.ndarray) -> np.ndarray:
     """A resting 70-d Fetch state: blocks (4, 3) upright and still, fingers open, nothing held."""
-    from asg.envs.fetch.behaviour_model import FINGER_OPEN
-    from asg.envs.fetch.layout import BLOCK_POS, BLOCK_REL_POS, FINGER_POS, GRIP_POS, OBS_DIM
-
     blocks = np.asarray(blocks, dtype=float).reshape(4, 3)
     gripper = np.asarray(gripper, dtype=float)
     obs = np.zeros(OBS_DIM)
     obs[BLOCK_POS] = blocks.ravel()
     obs[GRIP_POS] = gripper
-    obs[FINGER_POS] = FINGER_OPEN
+    obs[FINGER_POS] = ScriptedConfig.finger_open  # where the scripted controller leaves the fingers
     obs[BLOCK_REL_POS] = (blocks - gripper).ravel()
     return obs
 
 
 def exact_fetch_model(initial_states: str = "table") -> FetchModel:
     """The Fetch world with the exact symbolic behaviour model (issue 5)."""
-    from asg.envs.fetch.behaviour_model import ExactBehaviourModel
-
     return FetchModel(ExactBehaviourModel(), "exact", initial_states)
 
 
@@ -179,19 +183,13 @@ class RealFetchModel:
     state_dim = 70
 
     def __init__(self, env: Any = None, controller: Any = None) -> None:
-        from asg.envs.fetch.env import FetchBlocksEnv
-        from asg.envs.fetch.scripted import ScriptedController
-        from asg.planning.programs import fetch_library
-
         self.env = env if env is not None else FetchBlocksEnv(initial_state="table", max_steps=None)
         self.controller = controller if controller is not None else ScriptedController()
         self.table = program_table(fetch_library())
         self._sim: dict[bytes, Any] = {}
 
     def atoms(self, state: np.ndarray) -> frozenset[Atom]:
-        from asg.envs.fetch import labeler
-
-        return labeler.atoms(state)
+        return state_atoms(state)
 
     def _remember(self, obs: np.ndarray) -> np.ndarray:
         obs = np.asarray(obs, dtype=float).copy()
@@ -199,8 +197,6 @@ class RealFetchModel:
         return obs
 
     def step(self, state: np.ndarray, program: int) -> np.ndarray:
-        from asg.envs.fetch.scripted import run_atomic
-
         key = np.asarray(state, dtype=float).tobytes()
         if key not in self._sim:
             raise KeyError("RealFetchModel can only step states it produced")

@@ -11,6 +11,7 @@ import time
 from asg.planning.errors import AsgError
 from asg.planning.landmark_graph import Landmark, LandmarkGraph, Ordering
 from asg.planning.landmarks.hm import HmResult, hm_landmarks
+from asg.planning.landmarks.reasonable import reasonable_orderings
 from asg.planning.task import Task
 
 METHODS = {"hm": hm_landmarks}
@@ -24,8 +25,6 @@ def compute_landmarks(task: Task, m: int = 1, reasonable: bool = False, method: 
     result = METHODS[method](task, m)
     graph = _build_graph(task, result, m, method)
     if reasonable:
-        from asg.planning.landmarks.reasonable import reasonable_orderings
-
         graph.reasonable = reasonable_orderings(graph)
     graph.seconds = time.perf_counter() - start
     return graph

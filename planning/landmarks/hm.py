@@ -17,8 +17,8 @@ greedy-necessary orderings.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections import defaultdict, deque
+from dataclasses import dataclass
 from itertools import combinations
 
 from asg.planning.task import Atom, Task
@@ -149,7 +149,9 @@ def _hm1(task: Task, fact_id: dict[Atom, int]) -> HmResult:
         queued[k] = 0
         label = 0
         for f in pres[k]:
-            label |= labels[f] | (1 << f)
+            pre_label = labels[f]
+            assert pre_label is not None  # k is queued only once every precondition is reached
+            label |= pre_label | (1 << f)
         if label == op_label[k]:
             continue
         op_label[k] = label
@@ -172,14 +174,14 @@ def _hm1(task: Task, fact_id: dict[Atom, int]) -> HmResult:
                         queue.append(j)
     init_set = frozenset(init)
     shared: dict[int, int] = {}  # first achievers' common preconditions (final labels)
-    for k, label in enumerate(op_label):
-        if label is None:
+    for k, final_label in enumerate(op_label):
+        if final_label is None:
             continue
         pre_bits = 0
         for f in pres[k]:
             pre_bits |= 1 << f
         for e in effects[k]:
-            if (label >> e) & 1 or (labels[e] == 0 and e in init_set):
+            if (final_label >> e) & 1 or (labels[e] == 0 and e in init_set):
                 continue  # not a first achiever, or true from the start (nothing ordered before it)
             shared[e] = shared.get(e, pre_bits) & pre_bits
     reached = {f: lab for f, lab in enumerate(labels) if lab is not None}
