@@ -13,6 +13,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from asg.envs.camera import RENDER_NOISES, CameraConfig, CameraLook, camera_image, draw_look
 from asg.envs.labeling import Labeler
 from asg.envs.solver import Stage, StagedSolver
 
@@ -141,6 +142,28 @@ def render_rgb(state: MarioState, cell_px: int) -> np.ndarray:
     return np.repeat(np.repeat(COLORS[ids], cell_px, axis=0), cell_px, axis=1)
 
 
+_TERRAIN_GRID = _INITIAL_GRID.copy()
+for _cell in (KEY, HIDDEN_KEY, DOOR, START):
+    _TERRAIN_GRID[_cell] = FLOOR_ID  # under the sprites
+
+
+def render_camera(state: MarioState, cell_px: int, look: CameraLook, rng: np.random.Generator,
+                  cfg: CameraConfig) -> np.ndarray:
+    """A camera frame of the grid (``asg.envs.camera``): terrain cells, then the door, the keys
+    still lying there and the agent as jittered sprites; shape (8*px, 11*px, 3) uint8."""
+    ids = _TERRAIN_GRID.copy()
+    for cell, worn in zip(LADDER, state.worn):
+        if worn:
+            ids[cell] = WORN_ID
+    sprites = [(*DOOR, COLORS[DOOR_ID])]
+    if not state.has_key:
+        sprites.append((*KEY, COLORS[KEY_ID]))
+    if not state.has_hidden_key:
+        sprites.append((*HIDDEN_KEY, COLORS[HIDDEN_KEY_ID]))
+    sprites.append((*state.pos, COLORS[AGENT_ID]))
+    return camera_image(COLORS[ids], sprites, cell_px, look, rng, cfg)
+
+
 class MarioEnv(gym.Env):
     """Grid Mario of ASGRL (Guan et al. 2022, Sec. 5.2), the official map and rules exactly.
 
@@ -214,6 +237,9 @@ class MarioEnv(gym.Env):
     def _obs(self) -> np.ndarray:
         return grid_ids(self.state).reshape(-1)
 
+    def _begin_episode(self) -> None:
+        """Per-episode observation noise (none here; Pixel-Mario's camera draws its look)."""
+
     @staticmethod
     def transition(state: MarioState, action: int) -> tuple[MarioState, bool]:
         """Pure dynamics, ``(next_state, terminated)``; see module ``transition``."""
@@ -231,6 +257,7 @@ class MarioEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
+        self._begin_episode()
         self.step_count = 0
         obs = self.set_state(MarioState())
         return obs, self._info()
@@ -279,29 +306,54 @@ class PixelMarioEnv(MarioEnv):
     and labeler); only the observation differs.
 
     ## Observation
-    ``Box(0, 255, (8*obs_cell_px, 11*obs_cell_px, 3), uint8)``: the grid drawn with one
-    flat colour per cell id, each cell an ``obs_cell_px`` square (default 8, so 64 x 88 x 3).
-    The official code resized a 20-pixel render to 84 x 84; whole-pixel cells keep every
-    state's image distinct and need no resampling library.
+    ``Box(0, 255, (8*obs_cell_px, 11*obs_cell_px, 3), uint8)`` (default 8, so 64 x 88 x 3).
+    ``render_noise`` chooses how the grid is drawn:
+
+    * ``"camera"`` (default): as a camera would see it (``asg.envs.camera``). Per episode a
+      contrast gain, a brightness offset, a colour tint and a background texture; per frame the
+      agent, the keys and the door are squares two pixels smaller than a cell, each shifted by up
+      to ``camera.jitter_px`` pixels, plus Gaussian pixel noise. One grid state gives many images;
+      the same ``reset(seed=)`` and actions give the same images.
+    * ``"none"``: one flat colour per cell id, noise-free and one-to-one with the grid state (the
+      official code resized a 20-pixel render to 84 x 84; whole-pixel cells keep every state's
+      image distinct and need no resampling library). A table keyed on image bytes is then exactly
+      tabular Mario.
 
     ## Registered ids
-    ``asg/PixelMario-v0``.
+    ``asg/PixelMario-v0`` (camera noise; pass ``render_noise="none"`` to ``gym.make`` for the
+    deterministic render).
     """
 
     def __init__(self, max_steps: int = 2000, success_reward: float = 1.0,
                  render_mode: str | None = None, render_cell_px: int = 16,
-                 obs_cell_px: int = 8) -> None:
+                 obs_cell_px: int = 8, render_noise: str = "camera",
+                 camera: CameraConfig | None = None) -> None:
         if obs_cell_px < 1:
             raise ValueError(f"obs_cell_px must be positive, got {obs_cell_px}")
+        if render_noise not in RENDER_NOISES:
+            raise ValueError(f"render_noise must be one of {RENDER_NOISES}, got {render_noise!r}")
         self.obs_cell_px = obs_cell_px
+        self.render_noise = render_noise
+        self.camera = camera or CameraConfig()
+        self._look: CameraLook | None = None
         super().__init__(max_steps, success_reward, render_mode, render_cell_px)
 
     def _make_observation_space(self) -> spaces.Space:
         shape = (HEIGHT * self.obs_cell_px, WIDTH * self.obs_cell_px, 3)
         return spaces.Box(0, 255, shape, np.uint8)
 
+    def _begin_episode(self) -> None:
+        if self.render_noise == "camera":
+            shape = (HEIGHT * self.obs_cell_px, WIDTH * self.obs_cell_px)
+            self._look = draw_look(self.np_random, shape, self.camera)
+
     def _obs(self) -> np.ndarray:
-        return render_rgb(self.state, self.obs_cell_px)
+        if self.render_noise == "none":
+            return render_rgb(self.state, self.obs_cell_px)
+        if self._look is None:  # set_state before the first reset
+            self._begin_episode()
+        assert self._look is not None
+        return render_camera(self.state, self.obs_cell_px, self._look, self.np_random, self.camera)
 
 
 def _row(state: MarioState) -> int:

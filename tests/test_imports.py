@@ -169,8 +169,6 @@ LOCAL_IMPORTS_ALLOWED = (
     # Not yet reviewed (their owners shrink this list; issue 15):
     "envs/domains.py: asg.planning",
     "learning/asgrl/hierarchical.py: asg.learning.asgrl",
-    "learning/asgrl/hierarchical.py: asg.learning.asgrl.deep_skills",
-    "learning/asgrl/hierarchical.py: asg.learning.torch_state",
     "learning/registry.py: asg.envs.domains",
     "learning/registry.py: asg.envs.domains",
     "learning/run_dir.py: asg.learning.plots",

@@ -4,6 +4,11 @@ Terminal states of a landmark are mapped to one of ``n_clusters`` clusters (= th
 skills) by Euclidean distance in pixel space. The M most recent terminal records are kept; the
 clustering is refitted whenever a newly added state lies farther from its centroid than every
 other state of that cluster, and then every record is relabelled. Plain numpy.
+
+Tabular skills record a state id per distinct observation (a state seen again keeps its
+cluster). Deep skills (``deep_skills.py``) see images that never repeat: every record gets a
+fresh id, ``forget_evicted`` drops the features of records that left the buffer (so memory stays
+at M), and ``assign`` maps any image to its nearest centroid (the cluster index of App. D).
 """
 from __future__ import annotations
 
@@ -47,8 +52,10 @@ def kmeans(points: np.ndarray, weights: np.ndarray, k: int, rng: np.random.Gener
 class KMeansAbstraction:
     """Cluster ids for terminal states, refitted as new terminal states appear (App. D)."""
 
-    def __init__(self, n_clusters: int, buffer_size: int, rng: np.random.Generator) -> None:
+    def __init__(self, n_clusters: int, buffer_size: int, rng: np.random.Generator,
+                 forget_evicted: bool = False) -> None:
         self.n_clusters = n_clusters
+        self.forget_evicted = forget_evicted  # ids are unique per record: forget evicted ones
         self.records: deque[tuple[int, int]] = deque(maxlen=buffer_size)  # (state id, skill z)
         self.features: dict[int, np.ndarray] = {}  # state id -> flattened pixels
         self.centroids: np.ndarray | None = None  # (k', d)
@@ -82,6 +89,11 @@ class KMeansAbstraction:
         feature = np.asarray(feature, dtype=np.float64).ravel()
         refit = self._needs_refit(state_id, feature)
         self.features.setdefault(state_id, feature)
+        if self.forget_evicted and len(self.records) == self.records.maxlen:
+            evicted = self.records[0][0]
+            if evicted != state_id:
+                self.features.pop(evicted, None)
+                self.cluster_of.pop(evicted, None)
         self.records.append((state_id, z))
         if refit:
             self.refit()
@@ -102,6 +114,14 @@ class KMeansAbstraction:
         self.centroids, labels = kmeans(points, weights, self.n_clusters, self._rng)
         self.cluster_of = {sid: int(c) for sid, c in zip(ids, labels)}
         self.refits += 1
+
+    def assign(self, features: np.ndarray) -> np.ndarray:
+        """The nearest centroid of each feature row; features (m, d) -> (m,) int64, -1 before any fit."""
+        features = np.asarray(features, dtype=np.float64).reshape(len(features), -1)
+        if self.centroids is None:
+            return np.full(len(features), -1, dtype=np.int64)
+        dist = ((features[:, None, :] - self.centroids[None, :, :]) ** 2).sum(axis=2)  # (m, k')
+        return dist.argmin(axis=1).astype(np.int64)
 
     def cluster(self, state_id: int) -> int:
         """The cluster of a recorded state id, or -1."""

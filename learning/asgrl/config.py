@@ -19,9 +19,10 @@ from typing import Any, Literal
 from asg.learning.configio import Checker, deep_merge, did_you_mean, override, read_config, show, to_dict
 from asg.learning.errors import ConfigError
 
-__all__ = ["DOMAIN_DIVERSITY", "DiversityConfig", "FlatConfig", "HierarchicalConfig", "MetaConfig", "QConfig",
-           "TrainConfig", "check_subgoals", "config_from_dict", "config_to_dict", "deep_merge", "default_learner",
-           "make_config", "merge_overrides", "PRESETS", "small_preset"]  # deep_merge: re-exported from configio
+__all__ = ["DOMAIN_DIVERSITY", "DOMAIN_SKILLS", "DeepQConfig", "DiversityConfig", "FlatConfig",
+           "HierarchicalConfig", "MetaConfig", "QConfig", "TrainConfig", "check_subgoals",
+           "config_from_dict", "config_to_dict", "deep_merge", "default_learner", "make_config",
+           "merge_overrides", "PRESETS", "small_preset"]  # deep_merge: re-exported from configio
 
 
 def _epsilons(c: Checker, start: float, end: float) -> None:
@@ -187,6 +188,63 @@ class MetaConfig:
 
 
 @dataclass(frozen=True)
+class DeepQConfig:
+    """The deep skill learner (``HierarchicalConfig.skills = "deep"``; ours, ``deep_skills.py``).
+
+    The paper gives no network for Pixel-Mario: App. D replaces the state counts of Eq. 4 by
+    k-means clusters of terminal images and says that this "allows us to use the same approach as
+    in the discrete state space", and the official code's removed clustering variant kept the
+    tabular learner (reference_code.md §1.1). With a camera render no image repeats, so a table
+    cannot learn (benchmarks/results/pixel_mario/); these are the values of a small DQN
+    (Mnih et al. 2015 style: replay, target network, ε-greedy) tuned by us on 2 CPU cores.
+
+    The ε schedule, the 700-step cap, termination, R_L and the diversity reward are the tabular
+    skills' (``QConfig``: ε 1.0 -> 0.05 x0.95 per success, App. G); the tabular learning-rate
+    schedule and replay sizes do not apply (Adam at ``lr``). ``gamma`` is the network's own: with
+    the tabular 0.99 a step into a wall (the state does not change) is worth 0.99 of the best move,
+    a gap of 1 % that the network's error hides; measured on camera Pixel-Mario, seed 0, 41k steps:
+    the greedy (at-bottom) skills bumped into the wall at the start for all four z (Q-values within
+    0.015 of each other). 0.95 widens the gap fivefold, and every Mario skill is at most ~15 moves.
+    """
+
+    hidden: tuple[int, ...] = (128, 128)  # MLP widths of the shared torso (ours)
+    pool: int = 8  # average-pool the image by this factor (64 x 88 -> 8 x 11, one value per cell; ours)
+    lr: float = 1e-3  # Adam step size (ours)
+    gamma: float = 0.95  # discount of the deep skills (ours; the tabular skills' 0.99, §1.5, see above)
+    batch_size: int = 64  # replay samples per gradient step (the tabular skills' 64, §1.5)
+    sil_batch_size: int = 32  # self-imitation samples per gradient step, from successful segments (App. G)
+    replay_capacity: int = 50_000  # transitions (ours; the tabular 500k would not fit a checkpoint)
+    sil_capacity: int = 20_000  # transitions of successful skill segments (ours)
+    learning_starts: int = 1_000  # no update and ε = 1 before this many transitions (ours)
+    train_every: int = 2  # env steps between gradient steps (ours; 2 CPU cores)
+    target_update: int = 500  # gradient steps between target-network copies (ours)
+    double_q: bool = True  # double-DQN targets (van Hasselt et al. 2016; ours)
+    # Advantage learning (Bellemare et al. 2016, "Increasing the action gap"): the target of Q(s, a)
+    # loses action_gap * (max_b Q(s, b) - Q(s, a)), which keeps the greedy policy and widens the gap
+    # to the best action by 1 / (1 - action_gap). Without it (0.0, plain DQN) camera Pixel-Mario
+    # seed 0 had not solved at 168k steps: at 143k all four greedy (at-bottom) skills bumped into the
+    # wall at the start (runs/pixel_mario/plain_dqn/, the gap there is (1 - γ)·V ≈ 0.03).
+    action_gap: float = 0.9
+    grad_clip: float = 10.0  # gradient-norm clip (ours)
+
+    def __post_init__(self) -> None:
+        c = Checker(self, "deep")
+        c.require(isinstance(self.hidden, tuple) and len(self.hidden) >= 1 and all(
+            isinstance(h, int) and not isinstance(h, bool) and 1 <= h <= 4096 for h in self.hidden), "hidden",
+            f"expected a list of 1 or more widths in 1..4096, got {show(self.hidden)}")
+        c.integer("pool", ge=1)
+        c.number("lr", gt=0.0, le=1.0)
+        c.number("gamma", gt=0.0, le=1.0)
+        for name in ("batch_size", "replay_capacity", "sil_capacity", "train_every", "target_update"):
+            c.integer(name, ge=1)
+        c.integer("sil_batch_size", ge=0)
+        c.integer("learning_starts", ge=0)
+        c.flag("double_q")
+        c.number("action_gap", ge=0.0, lt=1.0)
+        c.number("grad_clip", gt=0.0)
+
+
+@dataclass(frozen=True)
 class HierarchicalConfig:
     """ASGRL and the HRL baselines: skills per subgoal plus a meta-controller (Sec. 4.2, §1.7)."""
 
@@ -194,9 +252,15 @@ class HierarchicalConfig:
     subgoals: Literal["landmarks", "plan"] = "landmarks"  # landmark facts, or plan operators (Plan-HRL)
     skill_max_steps: int = 700  # a skill fails after this many steps (§1.5)
     strict_ordering: bool = True  # another subgoal coming true out of turn fails the skill (§1.7)
+    # "tabular" (the paper's and the official code's): a Q table per skill keyed on the exact
+    # observation. "deep" (ours): one small Q-network over downscaled images, a head per skill
+    # (``deep_skills.py``, ``DeepQConfig``), for observations that never repeat (camera Pixel-Mario).
+    # It needs the history meta-state and k-means diversity (App. D); the ``paper`` preset is tabular.
+    skills: Literal["tabular", "deep"] = "tabular"
     q: QConfig = field(default_factory=QConfig)
     diversity: DiversityConfig = field(default_factory=DiversityConfig)
     meta: MetaConfig = field(default_factory=MetaConfig)
+    deep: DeepQConfig = field(default_factory=DeepQConfig)
 
     def __post_init__(self) -> None:
         c = Checker(self, "learner")
@@ -204,8 +268,17 @@ class HierarchicalConfig:
         c.literal("subgoals")
         c.integer("skill_max_steps", ge=1)
         c.flag("strict_ordering")
-        for name, cls in (("q", QConfig), ("diversity", DiversityConfig), ("meta", MetaConfig)):
+        c.literal("skills")
+        for name, cls in (("q", QConfig), ("diversity", DiversityConfig), ("meta", MetaConfig),
+                          ("deep", DeepQConfig)):
             c.require(isinstance(getattr(self, name), cls), name, f"expected a {cls.__name__}")
+        if self.skills == "deep":
+            c.require(self.meta.state == "history", "skills",
+                      "deep skills need meta.state \"history\" (images are no table keys), "
+                      f"got {show(self.meta.state)}")
+            c.require(self.diversity.abstraction == "kmeans", "skills",
+                      "deep skills count terminal images by k-means cluster (App. D): expected "
+                      f"diversity.abstraction \"kmeans\", got {show(self.diversity.abstraction)}")
 
 
 @dataclass(frozen=True)
@@ -287,7 +360,8 @@ def default_learner(method: str) -> HierarchicalConfig | FlatConfig:
 # Per-domain overrides of the diverse-skill settings. The paper sets "a large enough k for each
 # skill to cover all possible landmark states" (Sec. 5.1). Mario: the official config uses k=4 for
 # the key landmark (§1.3); with k=3 for (at-bottom) one seed in 10 never took the tube within 500k
-# steps (the ladder route strands the agent), so k=4 there too (3/3 of the seeds tried then solved). Household: (has-key) holds in 8 low-level states (3 keys, each picked
+# steps (the ladder route strands the agent), so k=4 there too (3/3 of the seeds tried then solved).
+# Household: (has-key) holds in 8 low-level states (3 keys, each picked
 # up from a free cell beside it, facing it: 4 around yellow, 2 each at the corner keys), and with
 # k=3 the skills spread over approach sides of the two near keys and never take the far red key,
 # so k=8. MineCraft: (wood-processed) holds in 7 low-level states (which of the 3 pieces were taken
@@ -298,6 +372,14 @@ DOMAIN_DIVERSITY: dict[str, dict[str, Any]] = {
     "pixel-mario": {"k_overrides": (("(has-key)", 4), ("(at-bottom)", 4)), "abstraction": "kmeans"},
     "household-v1": {"k_overrides": (("(has-key)", 8),)},
     "minecraft": {"k_overrides": (("(wood-processed)", 7),)},
+}
+
+# Per-domain skill learner of every hierarchical method (asg preset; the ``paper`` preset turns it
+# back to tabular). Pixel-Mario's camera render (envs/camera.py) never repeats an image, so a table
+# keyed on image bytes cannot learn there (benchmarks/results/pixel_mario/): deep skills, with
+# terminal images counted by k-means cluster (App. D) for every hierarchical method.
+DOMAIN_SKILLS: dict[str, dict[str, Any]] = {
+    "pixel-mario": {"skills": "deep", "abstraction": "kmeans"},
 }
 
 
@@ -315,12 +397,14 @@ def _paper_preset(learner: HierarchicalConfig | FlatConfig) -> HierarchicalConfi
     paper preset differs in what is ours: ``QConfig.random_ties`` (off) and ``QConfig.batch_update``
     (the official one-by-one updates instead of our vectorised batches); and it turns on Sec. 4.2's
     curriculum stop (``DiversityConfig.stop_on_no_new_terminal``), which the official code lacks.
+    Skills are tabular (``HierarchicalConfig.skills``): the paper's Pixel-Mario keeps "the same
+    approach as in the discrete state space" with k-means counts (App. D), no network.
     """
     learner = dataclasses.replace(learner, q=dataclasses.replace(learner.q, random_ties=False,
                                                                  batch_update="sequential"))
     if isinstance(learner, HierarchicalConfig):  # Sec. 4.2's second stopping condition of the curriculum
-        learner = dataclasses.replace(learner, diversity=dataclasses.replace(learner.diversity,
-                                                                             stop_on_no_new_terminal=True))
+        learner = dataclasses.replace(learner, skills="tabular", diversity=dataclasses.replace(
+            learner.diversity, stop_on_no_new_terminal=True))
     return learner
 
 
@@ -337,6 +421,10 @@ def make_config(domain: str, method: str, preset: str = "asg", **overrides: Any)
     extra = DOMAIN_DIVERSITY.get(domain)
     if extra and isinstance(learner, HierarchicalConfig) and learner.diversity.k > 1:
         learner = dataclasses.replace(learner, diversity=dataclasses.replace(learner.diversity, **extra))
+    skills = DOMAIN_SKILLS.get(domain)
+    if skills and isinstance(learner, HierarchicalConfig):
+        learner = dataclasses.replace(learner, skills=skills["skills"], diversity=dataclasses.replace(
+            learner.diversity, abstraction=skills["abstraction"]))
     learner = PRESETS[preset](learner)
     return TrainConfig(domain=domain, method=method, learner=learner, **overrides)
 

@@ -15,6 +15,10 @@ non-curriculum code also counted and paid failure terminals (§1.6), which
 are counted exactly (their id) or by k-means cluster of their pixels (App. D); exact counts are
 cumulative, cluster counts cover the ``kmeans_buffer`` most recent terminal records.
 
+Deep skills (``deep_skills.py``) pass ``SkillSet`` their own skill objects and a ``featurize``
+function: states are then images (never repeated), every terminal record gets a fresh id, and
+p(z|s) of any image reads the counts of its nearest k-means centroid (App. D).
+
 The curriculum's stop (Sec. 4.2: "we propose to gradually increase the value of k until a
 specified maximum is reached or no new skill terminal state is discovered"). The maximum is
 ``len(skills)``; the second condition, behind ``DiversityConfig.stop_on_no_new_terminal``, reads:
@@ -35,6 +39,7 @@ counted (no terminal record) is not judged: the curriculum grows as without the 
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -69,12 +74,16 @@ def diversity_reward(p: np.ndarray, alpha: float, log_p_min: float) -> np.ndarra
 class DiversityEstimator:
     """Counts of (terminal state, skill) for one landmark and the p(z|s) estimate."""
 
-    def __init__(self, k: int, cfg: DiversityConfig, rng: np.random.Generator) -> None:
+    def __init__(self, k: int, cfg: DiversityConfig, rng: np.random.Generator, by_features: bool = False) -> None:
         self.k = k
         self.cfg = cfg
         self.counts = np.zeros((64, k))  # (keys, k)
         self.rollouts = np.zeros(k)
-        self.kmeans = KMeansAbstraction(k, cfg.kmeans_buffer, rng) if cfg.abstraction == "kmeans" else None
+        if by_features and cfg.abstraction != "kmeans":
+            raise ValueError("image states are counted by k-means cluster only (App. D)")
+        self.kmeans = (KMeansAbstraction(k, cfg.kmeans_buffer, rng, forget_evicted=by_features)
+                       if cfg.abstraction == "kmeans" else None)
+        self.next_id = 0  # the id of the next feature record (by_features)
         self._dirty = False
 
     def _keys(self, state_ids: np.ndarray) -> np.ndarray:
@@ -101,6 +110,19 @@ class DiversityEstimator:
             self.counts = grown
         self.counts[state_id, z] += 1
 
+    def record_features(self, z: int, feature: np.ndarray) -> int:
+        """Skill ``z`` reached the landmark in an image state with ``feature``; returns its record id."""
+        state_id, self.next_id = self.next_id, self.next_id + 1
+        self.record_success(state_id, z, feature)
+        return state_id
+
+    def posterior_features(self, features: np.ndarray, z: int, active: int) -> np.ndarray:
+        """p(z | s) of image states by their nearest cluster; features (m, d) -> (m,)."""
+        assert self.kmeans is not None
+        if self._dirty:
+            self._recount()
+        return self._posterior_of_keys(self.kmeans.assign(features), z, active)
+
     def record_rollout(self, z: int) -> None:
         """Skill ``z`` was run once (the prior of Eq. 5)."""
         self.rollouts[z] += 1
@@ -119,7 +141,9 @@ class DiversityEstimator:
         """p(z | s) for each state id among the first ``active`` skills; (m,)."""
         if self.kmeans is not None and self._dirty:
             self._recount()
-        keys = self._keys(np.asarray(state_ids, dtype=np.int64))
+        return self._posterior_of_keys(self._keys(np.asarray(state_ids, dtype=np.int64)), z, active)
+
+    def _posterior_of_keys(self, keys: np.ndarray, z: int, active: int) -> np.ndarray:
         rows = np.zeros((len(keys), active))
         known = (keys >= 0) & (keys < self.counts.shape[0])
         rows[known] = self.counts[keys[known], :active]
@@ -133,22 +157,33 @@ class SkillSet:
     """The k skills of one subgoal, their diversity estimator and the curriculum over k."""
 
     def __init__(self, name: str, k: int, q_cfg: QConfig, cfg: DiversityConfig, n_actions: int,
-                 rng: np.random.Generator) -> None:
+                 rng: np.random.Generator, skills: Sequence[Any] | None = None,
+                 featurize: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
+        """``skills``: k premade skill objects with ``TabularQ``'s interface (default: tabular ones);
+        ``featurize``: states are images, (m, ...) -> (m, d) features for k-means (deep skills)."""
         self.name = name
         self.cfg = cfg
-        self.skills = [TabularQ(q_cfg, n_actions) for _ in range(k)]
+        self.skills = list(skills) if skills is not None else [TabularQ(q_cfg, n_actions) for _ in range(k)]
+        if len(self.skills) != k:
+            raise ValueError(f"{len(self.skills)} skills given for k = {k}")
+        self.featurize = featurize
         self.active = 1 if cfg.curriculum else k
         self.stopped = False  # the curriculum stopped before the maximum (no new terminal state)
         self.recent: list[deque[int]] = [deque(maxlen=cfg.stop_window) for _ in range(k)]
-        self.estimator = DiversityEstimator(k, cfg, rng)
+        self.estimator = DiversityEstimator(k, cfg, rng, by_features=featurize is not None)
         self._bonus: list[BonusFn | None] = [self._make_bonus(z) for z in range(k)]
 
     def _make_bonus(self, z: int) -> BonusFn | None:
         if self.cfg.alpha == 0.0 or len(self.skills) == 1:
             return None
 
+        featurize = self.featurize
+
         def bonus(s2: np.ndarray) -> np.ndarray:
-            p = self.estimator.posterior(s2, z, self.active)
+            if featurize is None:
+                p = self.estimator.posterior(s2, z, self.active)
+            else:
+                p = self.estimator.posterior_features(featurize(s2), z, self.active)
             return diversity_reward(p, self.cfg.alpha, self.cfg.log_p_min)
         return bonus
 
@@ -169,9 +204,13 @@ class SkillSet:
         """Skill ``z`` starts a training run."""
         self.estimator.record_rollout(z)
 
-    def on_success(self, z: int, state_id: int, obs: Any = None, reached: bool = True) -> None:
-        """Skill ``z`` ended in ``state_id``: count it (``reached`` False: a counted failure terminal)."""
-        self.estimator.record_success(state_id, z, obs)
+    def on_success(self, z: int, state_id: Any, obs: Any = None, reached: bool = True) -> None:
+        """Skill ``z`` ended in ``state_id``: count it (``reached`` False: a counted failure terminal).
+        With ``featurize``, ``state_id`` is the image state itself and gets a fresh record id."""
+        if self.featurize is not None:
+            state_id = self.estimator.record_features(z, self.featurize(np.asarray(state_id)[None])[0])
+        else:
+            self.estimator.record_success(state_id, z, obs)
         if reached:
             self.recent[z].append(state_id)
 

@@ -6,22 +6,35 @@ subgoal, one of the k skills of the next subgoal (and the subgoal itself where l
 branch); the skill runs on the ``SubgoalWrapper`` from where the previous one stopped, learning
 online with the diversity reward; a failed skill ends the episode. The same class, with k = 1
 and α = 0, is the Landmark-HRL baseline, and with plan subgoals, Plan-HRL (``baselines.py``).
+
+``cfg.skills = "deep"`` swaps the Q tables for heads of one small Q-network over pooled images
+(``deep_skills.py``, imported only then, so tabular runs never import torch); the episode loop,
+diversity reward and meta-controller are the same code.
 """
 from __future__ import annotations
 
-from typing import Any, Hashable
+import contextlib
+from collections.abc import Hashable
+from contextlib import AbstractContextManager as ContextManager
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from asg.learning.asgrl.config import HierarchicalConfig
 from asg.learning.asgrl.clustering import KMeansAbstraction
+from asg.learning.asgrl.config import HierarchicalConfig
 from asg.learning.asgrl.diversity import SkillSet
 from asg.learning.asgrl.episode import EpisodeStats
-from asg.learning.asgrl.meta_controller import (MetaAction, MetaController, MetaTransition, history_state,
-                                          low_level_state)
+from asg.learning.asgrl.meta_controller import (
+    MetaAction,
+    MetaController,
+    MetaTransition,
+    history_state,
+    low_level_state,
+)
 from asg.learning.asgrl.subgoals import Labeler, SubgoalSet, SubgoalWrapper
 from asg.learning.asgrl.tabular_q import StateIndex, obs_key
+from asg.learning.torch_state import torch_threads  # imports torch only when called
 
 
 class HierarchicalLearner:
@@ -34,16 +47,27 @@ class HierarchicalLearner:
         seeds = np.random.SeedSequence(seed).spawn(len(subgoals) + 1)
         self.rng = np.random.default_rng(seeds[0])
         self.index = StateIndex()
-        self.skill_sets = [
-            SkillSet(sg.name, cfg.diversity.k_for(sg.name), cfg.q, cfg.diversity, n_actions,
-                     np.random.default_rng(seeds[i + 1]))
-            for i, sg in enumerate(subgoals.subgoals)]
+        rngs = [np.random.default_rng(seeds[i + 1]) for i in range(len(subgoals))]
+        self.deep: Any = None  # the shared network of deep skills (deep_skills.DeepQ)
+        self._pool: Any = None  # deep skills: image -> pooled image (deep_skills.pool_image)
+        if cfg.skills == "deep":
+            from asg.learning.asgrl import deep_skills
+
+            self._pool = deep_skills.pool_image
+            torch_seed = int(np.random.SeedSequence([seed, 0xD0]).generate_state(1)[0])
+            self.deep, self.skill_sets = deep_skills.build_skill_sets(cfg, subgoals, n_actions, torch_seed, rngs)
+        else:
+            self.skill_sets = [SkillSet(sg.name, cfg.diversity.k_for(sg.name), cfg.q, cfg.diversity, n_actions, rng)
+                               for sg, rng in zip(subgoals.subgoals, rngs)]
         self.meta = MetaController(cfg.meta)
         self.env_steps = 0
         self.episodes = 0
 
     # ------------------------------------------------------------------ helpers
-    def _sid(self, obs: Any, learn: bool) -> int:
+    def _sid(self, obs: Any, learn: bool) -> Any:
+        """The skills' state: a table id, or (deep skills) the pooled image (n_in,) uint8."""
+        if self._pool is not None:
+            return self._pool(obs, self.cfg.deep.pool)
         key = obs_key(obs)
         return self.index.intern(key) if learn else self.index.lookup(key)
 
@@ -59,17 +83,25 @@ class HierarchicalLearner:
     def state_dict(self) -> dict[str, Any]:
         """Everything learned and every counter, as data (``asg.learning.checkpoint``); the config,
         subgoals and action count are rebuilt from the run's config and checked on load."""
-        return {"n_actions": self.n_actions, "subgoals": self.subgoals.names(), "rng": self.rng,
+        data = {"n_actions": self.n_actions, "subgoals": self.subgoals.names(), "rng": self.rng,
                 "index": self.index.state_dict(), "skill_sets": [_skill_set_state(sk) for sk in self.skill_sets],
                 "meta": self.meta.state_dict(), "env_steps": self.env_steps, "episodes": self.episodes}
+        if self.deep is not None:
+            data["deep"] = self.deep.state_dict()
+        return data
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict` output; ``ValueError`` when it does not fit this learner."""
         check_fits(data, self.n_actions, self.subgoals.names())
         if len(data["skill_sets"]) != len(self.skill_sets):
             raise ValueError(f"{len(data['skill_sets'])} skill sets, expected {len(self.skill_sets)}")
+        if ("deep" in data) != (self.deep is not None):
+            raise ValueError(f"skills {'deep' if 'deep' in data else 'tabular'} in the checkpoint, "
+                             f"{self.cfg.skills} in the config")
         self.rng.bit_generator.state = data["rng"].bit_generator.state
         self.index.load_state_dict(data["index"])
+        if self.deep is not None:
+            self.deep.load_state_dict(data["deep"])
         for skills, state in zip(self.skill_sets, data["skill_sets"]):
             _load_skill_set(skills, state)
         self.meta.load_state_dict(data["meta"])
@@ -117,7 +149,17 @@ class HierarchicalLearner:
         return reached, s, steps, env_over
 
     # ------------------------------------------------------------------ one episode
+    def _torch_block(self) -> ContextManager[Any]:
+        """Deep skills run torch on one thread, restored after the episode (``torch_state``)."""
+        if self.deep is None:
+            return contextlib.nullcontext()
+        return torch_threads(1)
+
     def _episode(self, env: gym.Env, labeler: Labeler, seed: int, learn: bool, budget: int) -> EpisodeStats:
+        with self._torch_block():
+            return self._run_episode(env, labeler, seed, learn, budget)
+
+    def _run_episode(self, env: gym.Env, labeler: Labeler, seed: int, learn: bool, budget: int) -> EpisodeStats:
         wrapper = SubgoalWrapper(env, labeler, self.subgoals, max_steps=self.cfg.skill_max_steps,
                                  strict=self.cfg.strict_ordering, track=not learn)
         obs, _ = wrapper.reset(seed=seed)
@@ -164,7 +206,8 @@ class HierarchicalLearner:
 
 
 def check_fits(data: dict[str, Any], n_actions: int, subgoals: list[str]) -> None:
-    """``ValueError`` unless a learner state fits this learner: same action count and subgoals (the model may have changed)."""
+    """``ValueError`` unless a learner state fits this learner: same action count and subgoals (the
+    model may have changed)."""
     if int(data["n_actions"]) != n_actions:
         raise ValueError(f"{data['n_actions']} actions, the environment has {n_actions}")
     if list(data["subgoals"]) != subgoals:
@@ -182,7 +225,8 @@ def _skill_set_state(skills: SkillSet) -> dict[str, Any]:
                   "centroids": km.centroids, "cluster_of": km.cluster_of, "refits": km.refits, "rng": km._rng}
     return {"name": skills.name, "active": skills.active, "stopped": skills.stopped,
             "recent": [list(r) for r in skills.recent], "skills": [q.state_dict() for q in skills.skills],
-            "counts": est.counts, "rollouts": est.rollouts, "dirty": est._dirty, "kmeans": kmeans}
+            "counts": est.counts, "rollouts": est.rollouts, "dirty": est._dirty, "kmeans": kmeans,
+            "next_id": est.next_id}
 
 
 def _load_skill_set(skills: SkillSet, data: dict[str, Any]) -> None:
@@ -203,6 +247,7 @@ def _load_skill_set(skills: SkillSet, data: dict[str, Any]) -> None:
     if counts.ndim != 2 or counts.shape[1] != est.k or rollouts.shape != (est.k,):
         raise ValueError("diversity counts of the wrong shape")
     est.counts, est.rollouts, est._dirty = counts, rollouts, bool(data["dirty"])
+    est.next_id = int(data.get("next_id", 0))  # absent in checkpoints before deep skills
     km, saved = est.kmeans, data["kmeans"]
     if (km is None) != (saved is None):
         raise ValueError("state abstraction (exact or kmeans) differs from the config")

@@ -1,0 +1,420 @@
+"""Deep skills: one small Q-network for all of ASGRL's diverse skills, over downscaled images.
+
+``HierarchicalConfig.skills = "deep"`` (ours; ``DeepQConfig``) replaces the Q table of every
+skill by a head of one shared network, for observations that never repeat (Pixel-Mario's camera
+render). Everything else is the tabular skills': the subgoal MDP of ``SubgoalWrapper`` (R_L = 1
+and termination at the landmark, failure on an out-of-turn subgoal or an env stop, bootstrap on
+the 700-step timeout), the diversity reward α·clip(log p(z|s)) recomputed at replay time (§1.6)
+with p(z|s) counted over k-means clusters of the M most recent landmark images (App. D,
+``clustering.py``), ε-greedy per skill with App. G's schedule, a self-imitation buffer of
+successful segments, and the tabular meta-controller over the history of chosen skills.
+
+Pieces, in order: the image features (``pool_image``, ``standardize``), the network
+(``QNetwork``: an MLP torso, one head of ``n_actions`` values per skill), the replay ring
+(``ImageReplay``), the update step (``td_loss``, ``td_update``: DQN with a target network and
+double-Q targets), the shared learner (``DeepQ``), the per-skill handle with ``TabularQ``'s
+interface (``DeepSkill``) and ``build_skill_sets``.
+
+Torch is imported here only; ``hierarchical.py`` imports this module when ``skills == "deep"``.
+Every torch call runs inside ``torch_state.torch_threads(1)``; the initial weights come from
+``torch.manual_seed`` inside ``torch.random.fork_rng``, so the global torch state is untouched.
+Weights, the optimiser and the buffers are saved as numpy arrays (``asg.learning.checkpoint``).
+"""
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from asg.learning.asgrl.config import DeepQConfig, HierarchicalConfig, QConfig
+from asg.learning.asgrl.diversity import SkillSet
+from asg.learning.asgrl.subgoals import SubgoalSet
+from asg.learning.asgrl.tabular_q import BonusFn
+from asg.learning.torch_state import torch_threads
+
+
+# ---------------------------------------------------------------------------------- features
+def pool_image(obs: np.ndarray, factor: int) -> np.ndarray:
+    """Average-pool an image by ``factor`` and flatten: (H, W, C) uint8 -> (H/f * W/f * C,) uint8."""
+    obs = np.asarray(obs)
+    if obs.ndim != 3:
+        return obs.reshape(-1).astype(np.uint8)
+    h, w, c = obs.shape
+    hf, wf = h // factor, w // factor
+    rows = obs[: hf * factor, : wf * factor].astype(np.float32).reshape(hf, factor, wf * factor * c).sum(axis=1)
+    sums = rows.reshape(hf, wf, factor, c).sum(axis=2).astype(np.uint32)  # (hf, wf, c), exact
+    area = factor * factor
+    return ((sums + area // 2) // area).astype(np.uint8).reshape(-1)
+
+
+def standardize(pooled: np.ndarray) -> np.ndarray:
+    """Per image zero mean and unit variance, so a global lighting gain cancels; (m, d) -> (m, d) float32."""
+    x = np.asarray(pooled, dtype=np.float32).reshape(len(pooled), -1)
+    mean = x.mean(axis=1, keepdims=True)
+    std = x.std(axis=1, keepdims=True)
+    return (x - mean) / (std + 1.0)
+
+
+# ---------------------------------------------------------------------------------- network
+class QNetwork(nn.Module):
+    """An MLP torso over the standardised image and one head of Q-values per skill."""
+
+    def __init__(self, n_in: int, hidden: Sequence[int], n_heads: int, n_actions: int) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        width = n_in
+        for h in hidden:
+            layers += [nn.Linear(width, h), nn.ReLU()]
+            width = h
+        self.torso = nn.Sequential(*layers)
+        self.heads = nn.Linear(width, n_heads * n_actions)
+        self.n_heads, self.n_actions = n_heads, n_actions
+
+    def forward(self, x: torch.Tensor, head: torch.Tensor) -> torch.Tensor:
+        """x (B, n_in) float, head (B,) long -> Q (B, n_actions) of each row's skill."""
+        out = self.heads(self.torso(x)).view(-1, self.n_heads, self.n_actions)
+        return out[torch.arange(out.shape[0]), head]
+
+    def numpy_views(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(weight, bias) of every linear layer as numpy arrays sharing the parameters' memory
+        (optimiser steps and ``load_state_dict`` write in place, so the views stay current)."""
+        linears = [m for m in self.torso if isinstance(m, nn.Linear)] + [self.heads]
+        return [(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in linears]
+
+
+def numpy_q(views: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray, head: int, n_actions: int) -> np.ndarray:
+    """``QNetwork.forward`` of one image in numpy (acting is one row: torch's call overhead would
+    dominate); x (n_in,) float32 -> (n_actions,)."""
+    for w, b in views[:-1]:
+        x = np.maximum(w @ x + b, 0.0)
+    w, b = views[-1]
+    rows = slice(head * n_actions, (head + 1) * n_actions)
+    return w[rows] @ x + b[rows]
+
+
+# ---------------------------------------------------------------------------------- replay
+_FIELDS = (("a", np.int16), ("r", np.float32), ("done", np.bool_), ("bonus", np.bool_), ("head", np.int16),
+           ("ret", np.float32))
+
+
+class ImageReplay:
+    """A ring of (s, a, r, s2, done, bonus, head, ret) with pooled uint8 images; grows by doubling.
+
+    ``ret`` is the discounted return the skill actually got from s (SIL rows), -inf where unknown."""
+
+    def __init__(self, capacity: int, n_in: int, initial: int = 1024) -> None:
+        self.capacity, self.n_in = capacity, n_in
+        size = min(capacity, initial)
+        self.data: dict[str, np.ndarray] = {"s": np.zeros((size, n_in), np.uint8),
+                                            "s2": np.zeros((size, n_in), np.uint8),
+                                            **{name: np.zeros(size, dt) for name, dt in _FIELDS}}
+        self.size = 0
+        self._next = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add(self, s: np.ndarray, a: int, r: float, s2: np.ndarray, done: bool, bonus: bool, head: int,
+            ret: float = -np.inf) -> None:
+        """Append one transition (overwriting the oldest when full)."""
+        rows = len(self.data["a"])
+        if self._next >= rows:
+            if rows < self.capacity:
+                new = min(self.capacity, 2 * rows)
+                for name, arr in self.data.items():
+                    grown = np.zeros((new, *arr.shape[1:]), arr.dtype)
+                    grown[:rows] = arr
+                    self.data[name] = grown
+            else:
+                self._next = 0
+        i, d = self._next, self.data
+        d["s"][i], d["a"][i], d["r"][i], d["s2"][i] = s, a, r, s2
+        d["done"][i], d["bonus"][i], d["head"][i], d["ret"][i] = done, bonus, head, ret
+        self._next = i + 1
+        self.size = min(self.size + 1, self.capacity)
+
+    def sample(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+        """``n`` transitions drawn uniformly with replacement."""
+        idx = rng.integers(0, self.size, n)
+        return {name: arr[idx] for name, arr in self.data.items()}
+
+    def state_dict(self) -> dict[str, Any]:
+        """The allocated arrays, size and ring position."""
+        return {"data": dict(self.data), "size": self.size, "next": self._next}
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` output; ``ValueError`` when it does not fit."""
+        arrays = {name: np.asarray(data["data"][name]) for name in self.data}
+        rows = {len(a) for a in arrays.values()}
+        if (len(rows) != 1 or rows.pop() > self.capacity or arrays["s"].shape[1:] != (self.n_in,)
+                or any(arrays[name].dtype != self.data[name].dtype for name in arrays)):
+            raise ValueError("image replay arrays of the wrong type or shape")
+        size, nxt = int(data["size"]), int(data["next"])
+        if not (0 <= size <= self.capacity and 0 <= nxt <= len(arrays["a"])):
+            raise ValueError("image replay counters out of range")
+        self.data, self.size, self._next = arrays, size, nxt
+
+
+# ---------------------------------------------------------------------------------- update step
+def _tensors(batch: dict[str, np.ndarray], extra_reward: np.ndarray) -> dict[str, torch.Tensor]:
+    return {"s": torch.from_numpy(standardize(batch["s"])), "s2": torch.from_numpy(standardize(batch["s2"])),
+            "a": torch.from_numpy(batch["a"].astype(np.int64)),
+            "head": torch.from_numpy(batch["head"].astype(np.int64)),
+            "r": torch.from_numpy((batch["r"] + extra_reward).astype(np.float32)),
+            "done": torch.from_numpy(batch["done"].astype(np.float32)),
+            "ret": torch.from_numpy(batch["ret"].astype(np.float32))}
+
+
+def td_loss(net: QNetwork, target: QNetwork, t: dict[str, torch.Tensor], gamma: float,
+            double_q: bool, action_gap: float = 0.0) -> torch.Tensor:
+    """Huber loss of Q(s, a) against the target y.
+
+    y = r + γ(1 − done)·Q_target(s2, a*), a* from the online net when ``double_q``;
+    minus ``action_gap``·(max_b Q_target(s, b) − Q_target(s, a)) (advantage learning, Bellemare et
+    al. 2016: the greedy policy is unchanged and the gap between the best action and the others
+    grows by 1 / (1 − action_gap)); then max(y, ret), ``ret`` being the return a successful segment
+    got from s (-inf elsewhere), a lower bound of the optimal value (self-imitation learning, Oh et
+    al. 2018, as App. G's SIL buffer).
+    """
+    n = t["s"].shape[0]
+    if double_q:  # one forward of the online net over s and s2
+        both = net(torch.cat([t["s"], t["s2"]]), torch.cat([t["head"], t["head"]]))
+        q_all, next_online = both[:n], both[n:].detach()
+    else:
+        q_all, next_online = net(t["s"], t["head"]), None
+    q = q_all.gather(1, t["a"][:, None])[:, 0]
+    with torch.no_grad():
+        if action_gap:
+            frozen = target(torch.cat([t["s"], t["s2"]]), torch.cat([t["head"], t["head"]]))
+            here, next_target = frozen[:n], frozen[n:]
+        else:
+            here, next_target = None, target(t["s2"], t["head"])
+        if next_online is not None:
+            best = next_online.argmax(dim=1, keepdim=True)
+            next_v = next_target.gather(1, best)[:, 0]
+        else:
+            next_v = next_target.max(dim=1).values
+        y = t["r"] + gamma * (1.0 - t["done"]) * next_v
+        if here is not None:
+            y = y - action_gap * (here.max(dim=1).values - here.gather(1, t["a"][:, None])[:, 0])
+        if "ret" in t:
+            y = torch.maximum(y, t["ret"])
+    return nn.functional.smooth_l1_loss(q, y)
+
+
+def td_update(net: QNetwork, target: QNetwork, optimizer: torch.optim.Optimizer, t: dict[str, torch.Tensor],
+              gamma: float, double_q: bool, grad_clip: float, action_gap: float = 0.0) -> float:
+    """One gradient step on the TD loss; returns the loss before the step."""
+    loss = td_loss(net, target, t, gamma, double_q, action_gap)
+    optimizer.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_norm_(net.parameters(), grad_clip)
+    optimizer.step()
+    return float(loss.item())
+
+
+def _to_numpy(obj: Any) -> Any:
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu().numpy().copy()
+    if isinstance(obj, dict):
+        return {k: _to_numpy(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_numpy(v) for v in obj)
+    return obj
+
+
+def _to_tensors(obj: Any, keys: tuple[str, ...] = ()) -> Any:
+    if isinstance(obj, np.ndarray):
+        return torch.from_numpy(np.array(obj))
+    if isinstance(obj, dict):
+        return {k: _to_tensors(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_to_tensors(v) for v in obj]
+    return obj
+
+
+# ---------------------------------------------------------------------------------- learner
+class DeepQ:
+    """The network shared by every skill, its target copy, optimiser and buffers (DQN)."""
+
+    def __init__(self, cfg: DeepQConfig, gamma: float, n_heads: int, n_actions: int, seed: int) -> None:
+        self.cfg, self.gamma = cfg, gamma
+        self.n_heads, self.n_actions, self.seed = n_heads, n_actions, seed
+        self.n_in: int | None = None  # set by the first image (``ensure``)
+        self.net: QNetwork | None = None
+        self.target: QNetwork | None = None
+        self.optimizer: torch.optim.Optimizer | None = None
+        self.replay: ImageReplay | None = None
+        self.sil: ImageReplay | None = None
+        self.bonus_fns: list[BonusFn | None] = [None] * n_heads  # per head, set by build_skill_sets
+        self.updates = 0
+        self.steps = 0
+        self.last_loss = 0.0
+        self._views: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def ensure(self, n_in: int) -> None:
+        """Build the networks (seeded) and buffers for images of ``n_in`` pooled values."""
+        if self.n_in is not None:
+            if n_in != self.n_in:
+                raise ValueError(f"image of {n_in} values, the network takes {self.n_in}")
+            return
+        with torch_threads(1), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)
+            self.net = QNetwork(n_in, self.cfg.hidden, self.n_heads, self.n_actions)
+        self.target = copy.deepcopy(self.net)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=self.cfg.lr)
+        self.replay = ImageReplay(self.cfg.replay_capacity, n_in)
+        self.sil = ImageReplay(self.cfg.sil_capacity, n_in)
+        self.n_in = n_in
+        self._views = self.net.numpy_views()
+
+    def q_values(self, s: np.ndarray, head: int) -> np.ndarray:
+        """Q(s, ·) of one skill; s (n_in,) uint8 -> (n_actions,)."""
+        self.ensure(len(s))
+        return numpy_q(self._views, standardize(s[None])[0], head, self.n_actions)
+
+    def learn(self, rng: np.random.Generator) -> None:
+        """The per-step update: one gradient step on a replay batch plus a SIL batch."""
+        cfg = self.cfg
+        self.steps += 1
+        if self.replay is None or len(self.replay) < cfg.learning_starts or self.steps % cfg.train_every:
+            return
+        batch = self.replay.sample(rng, cfg.batch_size)
+        assert self.sil is not None
+        if cfg.sil_batch_size and len(self.sil) > cfg.sil_batch_size:
+            extra = self.sil.sample(rng, cfg.sil_batch_size)
+            batch = {name: np.concatenate([batch[name], extra[name]]) for name in batch}
+        t = _tensors(batch, self._bonus(batch))
+        assert self.net is not None and self.target is not None and self.optimizer is not None
+        self.last_loss = td_update(self.net, self.target, self.optimizer, t, self.gamma, cfg.double_q, cfg.grad_clip,
+                                   cfg.action_gap)
+        self.updates += 1
+        if self.updates % cfg.target_update == 0:
+            self.target.load_state_dict(self.net.state_dict())
+
+    def _bonus(self, batch: dict[str, np.ndarray]) -> np.ndarray:
+        """The replay-time diversity term of each row (0 where not a landmark state)."""
+        extra = np.zeros(len(batch["a"]), np.float32)
+        mask = batch["bonus"]
+        if mask.any():
+            for head in np.unique(batch["head"][mask]).tolist():
+                fn = self.bonus_fns[head]
+                rows = mask & (batch["head"] == head)
+                if fn is not None:
+                    extra[rows] = fn(batch["s2"][rows])
+        return extra
+
+    def state_dict(self) -> dict[str, Any]:
+        """Weights, optimiser, buffers and counters, as numpy data."""
+        built = self.net is not None
+        return {"n_in": self.n_in, "n_heads": self.n_heads, "n_actions": self.n_actions,
+                "net": _to_numpy(self.net.state_dict()) if built else None,
+                "target": _to_numpy(self.target.state_dict()) if built else None,  # type: ignore[union-attr]
+                "optimizer": _to_numpy(self.optimizer.state_dict()) if built else None,  # type: ignore[union-attr]
+                "replay": self.replay.state_dict() if built else None,  # type: ignore[union-attr]
+                "sil": self.sil.state_dict() if built else None,  # type: ignore[union-attr]
+                "updates": self.updates, "steps": self.steps, "last_loss": self.last_loss}
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` output; ``ValueError`` when it does not fit."""
+        if int(data["n_heads"]) != self.n_heads or int(data["n_actions"]) != self.n_actions:
+            raise ValueError(f"deep skills with {data['n_heads']} heads x {data['n_actions']} actions, expected "
+                             f"{self.n_heads} x {self.n_actions}")
+        if data["n_in"] is not None:
+            self.ensure(int(data["n_in"]))
+            assert self.net is not None and self.target is not None and self.optimizer is not None
+            assert self.replay is not None and self.sil is not None
+            try:
+                self.net.load_state_dict(_to_tensors(data["net"]))
+                self.target.load_state_dict(_to_tensors(data["target"]))
+                self.optimizer.load_state_dict(_to_tensors(data["optimizer"]))
+            except (RuntimeError, KeyError, TypeError) as exc:
+                raise ValueError(f"deep skill network does not fit the config: {exc}") from None
+            self.replay.load_state_dict(data["replay"])
+            self.sil.load_state_dict(data["sil"])
+        self.updates, self.steps, self.last_loss = int(data["updates"]), int(data["steps"]), float(data["last_loss"])
+
+
+class DeepSkill:
+    """Skill z of one subgoal: a head of the shared ``DeepQ`` with its own ε (``TabularQ``'s interface)."""
+
+    def __init__(self, deep: DeepQ, head: int, cfg: QConfig) -> None:
+        self.deep, self.head, self.cfg = deep, head, cfg
+        self.epsilon = cfg.epsilon_start
+        self.successes = 0
+        self._segment: list[tuple[np.ndarray, int, float, np.ndarray, bool, bool]] = []
+
+    def act(self, s: np.ndarray, rng: np.random.Generator) -> int:
+        """ε-greedy (ε = 1 until ``learning_starts`` transitions are stored)."""
+        deep = self.deep
+        stored = len(deep.replay) if deep.replay is not None else 0
+        eps = self.epsilon if stored >= deep.cfg.learning_starts else 1.0
+        if rng.random() < eps:
+            return int(rng.integers(deep.n_actions))
+        return int(deep.q_values(s, self.head).argmax())
+
+    def greedy(self, s: np.ndarray) -> int:
+        """The frozen greedy action (first maximum)."""
+        return int(self.deep.q_values(s, self.head).argmax())
+
+    def observe(self, s: np.ndarray, a: int, s2: np.ndarray, r: float, done: bool, bonus: bool = False) -> None:
+        """Store a transition in the shared replay and in this skill's segment (for SIL)."""
+        self.deep.ensure(len(s))
+        assert self.deep.replay is not None
+        self.deep.replay.add(s, a, r, s2, done, bonus, self.head)
+        self._segment.append((s, a, r, s2, done, bonus))
+
+    def learn(self, rng: np.random.Generator, bonus_fn: BonusFn | None = None) -> None:
+        """One step of the shared network's schedule (the diversity terms come from ``DeepQ.bonus_fns``)."""
+        self.deep.learn(rng)
+
+    def end_segment(self, keep: bool) -> None:
+        """Close the current segment; ``keep`` copies it into the SIL buffer with each step's
+        discounted return (the diversity term of the final state as estimated now)."""
+        if keep and self._segment:
+            deep = self.deep
+            assert deep.sil is not None
+            last = self._segment[-1]
+            fn = deep.bonus_fns[self.head]
+            tail = float(fn(last[3][None])[0]) if fn is not None and last[5] else 0.0
+            returns, g = [], 0.0
+            for i, row in enumerate(reversed(self._segment)):
+                g = row[2] + (tail if i == 0 else deep.gamma * g)  # the last row is the landmark step
+                returns.append(g)
+            for (s, a, r, s2, done, bonus), ret in zip(self._segment, reversed(returns)):
+                deep.sil.add(s, a, r, s2, done, bonus, self.head, ret)
+        self._segment = []
+
+    def decay_epsilon(self) -> None:
+        """ε *= decay, floored (App. G)."""
+        self.epsilon = max(self.cfg.epsilon_min, self.epsilon * self.cfg.epsilon_decay)
+
+    def state_dict(self) -> dict[str, Any]:
+        """ε and counters (segments are empty between episodes, where checkpoints happen)."""
+        return {"epsilon": self.epsilon, "successes": self.successes, "segment": list(self._segment)}
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        """Restore from :meth:`state_dict` output."""
+        self.epsilon, self.successes = float(data["epsilon"]), int(data["successes"])
+        self._segment = [tuple(row) for row in data["segment"]]  # type: ignore[misc]
+
+
+def build_skill_sets(cfg: HierarchicalConfig, subgoals: SubgoalSet, n_actions: int, seed: int,
+                     rngs: Sequence[np.random.Generator]) -> tuple[DeepQ, list[SkillSet]]:
+    """The shared network and one ``SkillSet`` of ``DeepSkill`` heads per subgoal (``rngs``: one each)."""
+    ks = [cfg.diversity.k_for(sg.name) for sg in subgoals.subgoals]
+    deep = DeepQ(cfg.deep, cfg.deep.gamma, sum(ks), n_actions, seed)
+    skill_sets, head = [], 0
+    for sg, k, rng in zip(subgoals.subgoals, ks, rngs):
+        skills = [DeepSkill(deep, head + z, cfg.q) for z in range(k)]
+        skill_sets.append(SkillSet(sg.name, k, cfg.q, cfg.diversity, n_actions, rng, skills=skills,
+                                   featurize=standardize))
+        head += k
+    for skill_set in skill_sets:
+        for z, skill in enumerate(skill_set.skills):
+            deep.bonus_fns[skill.head] = skill_set.bonus_fn(z)
+    return deep, skill_sets

@@ -1,0 +1,241 @@
+"""Deep skills (``skills="deep"``): the Q-network update, numpy acting, k-means diversity over
+images, checkpoints through ``asg.learning.checkpoint``, seeded training and the torch state."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from asg.learning import checkpoint as ckpt
+from asg.learning.asgrl.config import (
+    DeepQConfig,
+    HierarchicalConfig,
+    config_from_dict,
+    config_to_dict,
+    make_config,
+    merge_overrides,
+)
+from asg.learning.errors import ConfigError
+from asg.learning.registry import bind_domain, build_learner, env_max_steps, make_subgoals
+
+torch = pytest.importorskip("torch")
+
+from asg.learning.asgrl import deep_skills  # noqa: E402
+from asg.learning.asgrl.deep_skills import QNetwork, numpy_q, pool_image, standardize, td_loss, td_update  # noqa: E402
+from asg.learning.asgrl.trainer import train  # noqa: E402
+
+SMALL = {"learner": {"deep": {"hidden": [32], "learning_starts": 50, "batch_size": 16, "sil_batch_size": 8,
+                              "replay_capacity": 4000, "sil_capacity": 2000, "target_update": 50},
+                     "skill_max_steps": 120},
+         "total_steps": 1000, "eval_interval": 500, "eval_episodes": 1, "final_eval_episodes": 1}
+
+
+def _small_cfg(seed=0, **extra):
+    return merge_overrides(make_config("pixel-mario", "asgrl", seed=seed), {**SMALL, **extra})
+
+
+# ----------------------------------------------------------------------------- config
+def test_pixel_mario_defaults_to_deep_skills_and_the_paper_preset_to_tables():
+    assert make_config("pixel-mario", "asgrl").learner.skills == "deep"
+    assert make_config("pixel-mario", "landmark-hrl").learner.diversity.abstraction == "kmeans"
+    assert make_config("pixel-mario", "asgrl", "paper").learner.skills == "tabular"
+    for domain in ("mario", "household-v1", "minecraft"):
+        assert make_config(domain, "asgrl").learner.skills == "tabular"
+    cfg = make_config("pixel-mario", "asgrl")
+    assert config_from_dict(config_to_dict(cfg)) == cfg
+
+
+@pytest.mark.parametrize("override, where, message", [
+    ({"skills": "lstm"}, "config.learner.skills", "tabular"),
+    ({"deep": {"lr": 0}}, "config.learner.deep.lr", r"\(0, 1\]"),
+    ({"deep": {"hidden": []}}, "config.learner.deep.hidden", "widths"),
+    ({"deep": {"pool": 0}}, "config.learner.deep.pool", ">= 1"),
+    ({"deep": {"target_update": 0}}, "config.learner.deep.target_update", ">= 1"),
+    ({"meta": {"state": "low-level"}}, "config.learner.skills", "history"),
+    ({"diversity": {"abstraction": "exact"}}, "config.learner.skills", "kmeans"),
+])
+def test_deep_config_errors_name_the_field(override, where, message):
+    with pytest.raises(ConfigError, match=message) as err:
+        merge_overrides(make_config("pixel-mario", "asgrl"), {"learner": override})
+    assert where in str(err.value)
+
+
+def test_deep_config_defaults_are_in_range():
+    cfg = DeepQConfig()
+    assert cfg.pool == 8 and cfg.batch_size == 64 and cfg.train_every >= 1
+    assert HierarchicalConfig().skills == "tabular"
+
+
+# ----------------------------------------------------------------------------- pieces
+def test_pooling_is_the_cell_mean_and_standardising_cancels_a_global_gain():
+    img = np.random.default_rng(0).integers(0, 256, (64, 88, 3), dtype=np.uint8)
+    pooled = pool_image(img, 8)
+    ref = img.astype(float).reshape(8, 8, 11, 8, 3).mean(axis=(1, 3)).reshape(-1)
+    assert pooled.shape == (264,) and pooled.dtype == np.uint8 and np.abs(pooled - ref).max() <= 0.5 + 1e-9
+    x = np.linspace(0, 100, 264)[None]
+    assert np.allclose(standardize(x * 1.2 + 30), standardize(x), atol=0.02)
+
+
+def test_numpy_acting_matches_the_network():
+    net = QNetwork(264, (32, 16), 5, 4)
+    x = standardize(np.random.default_rng(1).integers(0, 256, (3, 264)))
+    out = net(torch.from_numpy(x), torch.tensor([0, 2, 4])).detach().numpy()
+    for row, head in enumerate((0, 2, 4)):
+        assert np.allclose(numpy_q(net.numpy_views(), x[row], head, 4), out[row], atol=1e-5)
+
+
+@pytest.mark.parametrize("action_gap", [0.0, 0.9])
+def test_q_network_update_reduces_td_error_on_a_tiny_fixed_batch(action_gap):
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        net = QNetwork(12, (16,), 2, 3)
+        target = QNetwork(12, (16,), 2, 3)
+    target.load_state_dict(net.state_dict())
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+    rng = np.random.default_rng(0)
+    batch = {"s": torch.from_numpy(standardize(rng.integers(0, 256, (8, 12)))),
+             "s2": torch.from_numpy(standardize(rng.integers(0, 256, (8, 12)))),
+             "a": torch.from_numpy(rng.integers(0, 3, 8)), "head": torch.from_numpy(rng.integers(0, 2, 8)),
+             "r": torch.from_numpy(rng.random(8).astype(np.float32)),
+             "done": torch.from_numpy((rng.random(8) < 0.5).astype(np.float32))}
+    before = td_loss(net, target, batch, 0.9, True, action_gap).item()
+    for _ in range(100):
+        td_update(net, target, opt, batch, 0.9, True, 10.0, action_gap)
+    after = td_loss(net, target, batch, 0.9, True, action_gap).item()
+    assert after < 0.1 * before
+
+
+def test_advantage_learning_lowers_only_the_targets_of_non_greedy_actions():
+    with torch.random.fork_rng():
+        torch.manual_seed(1)
+        net = QNetwork(6, (8,), 1, 3)
+    x = torch.from_numpy(standardize(np.arange(12).reshape(2, 6)))
+    q = net(x[:1], torch.tensor([0]))[0].detach()
+    greedy, other = int(q.argmax()), int(q.argmin())
+    t = {"s": x[:1].repeat(2, 1), "s2": x[1:].repeat(2, 1), "head": torch.tensor([0, 0]),
+         "a": torch.tensor([greedy, other]), "r": torch.zeros(2), "done": torch.ones(2)}
+    # terminal rows, r = 0: y = -gap * (max_b Q(s, b) - Q(s, a)), which is 0 for the greedy action
+    huber = torch.nn.functional.smooth_l1_loss
+    y = torch.tensor([0.0, -0.5 * float(q[greedy] - q[other])])
+    expected = huber(q[[greedy, other]], y).item()
+    assert td_loss(net, net, t, 0.9, True, 0.5).item() == pytest.approx(expected, rel=1e-5)
+    unbounded = huber(q[[greedy, other]], torch.zeros(2)).item()
+    assert td_loss(net, net, t, 0.9, True, 0.0).item() == pytest.approx(unbounded)
+
+
+def test_landmark_images_are_counted_by_cluster_and_memory_stays_at_m():
+    cfg = merge_overrides(make_config("pixel-mario", "asgrl"),
+                          {"learner": {"diversity": {"kmeans_buffer": 20}}}).learner
+    binding = bind_domain("pixel-mario")
+    subgoals = make_subgoals(make_config("pixel-mario", "asgrl"), binding.task)
+    rngs = [np.random.default_rng(i) for i in range(len(subgoals))]
+    deep, sets = deep_skills.build_skill_sets(cfg, subgoals, 4, 0, rngs)
+    skills = sets[0]
+    rng = np.random.default_rng(0)
+    left, right = np.zeros(264, np.uint8), np.zeros(264, np.uint8)
+    left[:10], right[-10:] = 200, 200
+    for _ in range(60):  # skill 0 ends "left", skill 1 "right", with pixel noise
+        noisy = lambda img: np.clip(img + rng.integers(0, 5, 264), 0, 255).astype(np.uint8)  # noqa: E731
+        skills.on_success(0, noisy(left))
+        skills.on_success(1, noisy(right))
+    km = skills.estimator.kmeans
+    assert len(km.records) == 20 and len(km.features) <= 21  # the buffer of M records, no more
+    p_left = skills.estimator.posterior_features(standardize(left[None]), 0, skills.active)
+    p_right = skills.estimator.posterior_features(standardize(right[None]), 0, skills.active)
+    assert p_left[0] > 0.99 and p_right[0] < 0.01
+    bonus = deep.bonus_fns[0](np.stack([left, right]))  # replay-time α·clip(log p(z|s))
+    assert bonus[0] == pytest.approx(0.0, abs=1e-3) and bonus[1] == pytest.approx(-1.0)
+
+
+# ----------------------------------------------------------------------------- learner
+def _learner(cfg):
+    binding = bind_domain(cfg.domain)
+    subgoals = make_subgoals(cfg, binding.task)
+    env = binding.make_env(max_steps=env_max_steps(cfg, subgoals))
+    return build_learner(cfg, subgoals, 4), env, binding
+
+
+def test_checkpoint_round_trip_continues_exactly(tmp_path):
+    cfg = _small_cfg()
+    a, env, binding = _learner(cfg)
+    for seed in range(3):
+        a.train_episode(env, binding.labeler, seed, 400)
+    assert a.deep.updates > 0
+    ckpt.save(tmp_path / "c.npz", "test", {"learner": a.state_dict()})
+    b, _, _ = _learner(cfg)
+    b.load_state_dict(ckpt.load(tmp_path / "c.npz", "test").tree["learner"])
+    for name, value in a.deep.net.state_dict().items():
+        assert torch.equal(value, b.deep.net.state_dict()[name])
+    sa = a.train_episode(env, binding.labeler, 11, 400)
+    sb = b.train_episode(env, binding.labeler, 11, 400)
+    assert sa == sb and a.env_steps == b.env_steps
+    for name, value in a.deep.net.state_dict().items():
+        assert torch.equal(value, b.deep.net.state_dict()[name])
+    tabular, _, _ = _learner(merge_overrides(cfg, {"learner": {"skills": "tabular"}}))
+    with pytest.raises(ValueError, match="skills"):
+        tabular.load_state_dict(a.state_dict())
+
+
+def test_seeded_training_smoke_is_reproducible_and_leaves_torch_state_alone():
+    threads, rng_state = torch.get_num_threads(), torch.random.get_rng_state()
+    first = train(_small_cfg(seed=3))
+    assert torch.get_num_threads() == threads and torch.equal(torch.random.get_rng_state(), rng_state)
+    second = train(_small_cfg(seed=3))
+    assert first.env_steps == second.env_steps == 1000 and first.episodes == second.episodes
+    assert first.final_episode == second.final_episode and first.success_rate == second.success_rate
+
+
+def test_resume_through_the_run_folder_repeats_the_uninterrupted_run(tmp_path):
+    from asg.learning.run_dir import RunDir
+
+    cfg = _small_cfg(seed=1, checkpoint_interval=500)
+    whole = train(cfg, run_dir=RunDir.create(tmp_path / "whole", cfg))
+    calls = {"n": 0}
+
+    def stop():
+        calls["n"] += 1
+        return calls["n"] > 2
+    part = train(cfg, run_dir=RunDir.create(tmp_path / "part", cfg), should_stop=stop)
+    assert part.status == "interrupted"
+    resumed = train(cfg, run_dir=RunDir.open(tmp_path / "part"), resume=True)
+    assert resumed.env_steps == whole.env_steps and resumed.episodes == whole.episodes
+    def rows(name):
+        return [{k: v for k, v in row.items() if k != "wall_seconds"}
+                for row in RunDir.open(tmp_path / name).read_metrics()]
+    assert rows("part") == rows("whole") and resumed.final_episode == whole.final_episode
+
+
+def test_tabular_mario_does_not_import_torch():
+    code = ("import sys; from asg.learning.asgrl.config import make_config; "
+            "from asg.learning.asgrl.trainer import train; "
+            "train(make_config('mario', 'asgrl', total_steps=300, eval_interval=300, eval_episodes=1, "
+            "final_eval_episodes=1)); print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# ----------------------------------------------------------------------------- the target
+SCHEDULE = {"eval_interval": 10_000, "eval_episodes": 5}  # benchmarks/pixel_mario.py's
+
+
+@pytest.mark.slow
+def test_deep_skills_learn_the_first_landmarks_from_camera_images(tmp_path):
+    """Stated and measured (seed 0, benchmarks/results/pixel_mario/): by 60k steps the greedy chain
+    reaches (at-bottom) in every evaluation episode and (has-key) in most (mean 1.6 subgoals)."""
+    from asg.learning.run_dir import RunDir
+
+    cfg = merge_overrides(make_config("pixel-mario", "asgrl", seed=0), {"total_steps": 60_000, **SCHEDULE})
+    train(cfg, run_dir=RunDir.create(tmp_path / "run", cfg))
+    rows = RunDir.open(tmp_path / "run").read_metrics()
+    assert float(rows[-1]["mean_reached"]) >= 1.2
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=False, reason="the issue's target, not reached yet: deep seed 0 0.00 at 300k steps "
+                   "(its (at-bottom) skills all keep the ladder; benchmarks/results/pixel_mario/NOTES.md)")
+def test_deep_asgrl_solves_camera_pixel_mario():
+    """The issue's target: greedy success >= 0.9 on camera Pixel-Mario, seed 0, the benchmark's schedule."""
+    cfg = merge_overrides(make_config("pixel-mario", "asgrl", seed=0), {"total_steps": 300_000, **SCHEDULE})
+    assert train(cfg).success_rate >= 0.9
