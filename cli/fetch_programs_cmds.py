@@ -64,7 +64,7 @@ def train(p: dict[str, Any], workflow: str) -> None:
         else:
             kind = _check_learned(p["world_model"], p["behaviour_model"], "learned")
             result = fp.train_meta_controller(out, world_model_kind=kind, behaviour_model=p["behaviour_model"],
-                                              resume=resume, seed=seed, iterations=p["iterations"],
+                                              resume=resume, seed=seed, preset=preset, iterations=p["iterations"],
                                               workers=p["workers"], ray_address=p["ray_address"], progress=stages)
     finally:
         stages.close()

@@ -29,7 +29,7 @@ TRAIN_SCOPES: dict[str, frozenset[str]] = {
                                             "curve_eval", "env_id", "labeler")},
     "config_file": frozenset({ASGRL, "goal-policy", "behaviour-model"}),
     "resume": frozenset({ASGRL, *fetch.STAGES}),
-    "preset": frozenset({ASGRL, "pipeline", "goal-policy", "behaviour-model"}),
+    "preset": frozenset({ASGRL, "pipeline", *fetch.STAGES}),
     "stage": _all_fetch, "workers": frozenset({"pipeline", "goal-policy", "meta-controller"}),
     "ray_address": frozenset({"goal-policy", "meta-controller"}), "max_epochs": frozenset({"goal-policy"}),
     "policy": frozenset({"behaviour-model"}), "episodes": frozenset({"behaviour-model"}),

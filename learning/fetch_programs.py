@@ -187,11 +187,23 @@ def world_model(kind: str, behaviour_model: str | Path | None = None) -> Any:
     return LearnedBehaviourModel.load(stage_file("behaviour-model", behaviour_model or shipped("behaviour-model")))
 
 
+def meta_controller_config(preset: str) -> Any:
+    """The meta-controller's ``NPIConfig`` of ``preset``: ``fast`` with our ψ prunings, ``paper`` with the
+    paper's masks only (``search.psi_prunings`` off: the network learns when to Stop)."""
+    from asg.learning.npi.config import NPIConfig
+
+    if preset not in PRESETS:
+        raise ConfigError(f"preset: unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    config = NPIConfig()
+    return config if preset == "fast" else replace(config, search=replace(config.search, psi_prunings=False))
+
+
 def train_meta_controller(out: str | Path, *, world_model_kind: str = "learned",
                           behaviour_model: str | Path | None = None, resume: bool = False, seed: int = 0,
-                          iterations: int | None = None, workers: int | None = None,
+                          preset: str = "fast", iterations: int | None = None, workers: int | None = None,
                           ray_address: str | None = None, progress: StageProgress | None = None) -> StageResult:
-    """Stage 3 into ``out``: the meta-controller trained in the exact or the learned model."""
+    """Stage 3 into ``out``: the meta-controller of ``preset`` (``meta_controller_config``) trained in the
+    exact or the learned model (``resume``: the run's saved config)."""
     from asg.learning.npi import pipeline
 
     predictor = world_model(world_model_kind, behaviour_model)
@@ -204,14 +216,13 @@ def train_meta_controller(out: str | Path, *, world_model_kind: str = "learned",
             note = f"validation {row['val_mean']:.2f}" if "val_mean" in row else f"train {row['train_success']:.2f}"
             progress("meta-controller", int(row["iteration"]), max(n, int(row["iteration"])), note)
 
+    config = None if resume else meta_controller_config(preset)
     if iterations is None:
-        from asg.learning.npi.config import NPIConfig
-
-        total.append(NPIConfig().iterations)
+        total.append(meta_controller_config(preset).iterations)
     try:
-        result = pipeline.train_meta_controller(folder, model=world_model_kind, predictor=predictor, seed=seed,
-                                                iterations=iterations, workers=workers, ray_address=ray_address,
-                                                resume=resume, progress=on_row)
+        result = pipeline.train_meta_controller(folder, config=config, model=world_model_kind, predictor=predictor,
+                                                seed=seed, iterations=iterations, workers=workers,
+                                                ray_address=ray_address, resume=resume, progress=on_row)
     except KeyboardInterrupt:
         return _interrupted("meta-controller", folder, folder / pipeline.CHECKPOINT)
     return StageResult("meta-controller", result.status, str(folder),
@@ -310,7 +321,7 @@ def train_pipeline(out: str | Path, *, preset: str = "fast", seed: int = 0, work
         run("meta-controller", _finished(root / "meta-controller", "status", ("finished", "solved")),
             lambda d, resume: train_meta_controller(d, world_model_kind=world_model_kind,
                                                     behaviour_model=model if world_model_kind == "learned" else None,
-                                                    resume=resume, seed=seed, workers=workers,
+                                                    resume=resume, seed=seed, preset=preset, workers=workers,
                                                     iterations=iterations, progress=progress), "meta_controller.npz")
     statuses = [s.result.status for s in stages.values() if s.result is not None]
     status = (Status.INTERRUPTED if Status.INTERRUPTED in statuses else Status.PAUSED if len(stages) < len(STAGES)

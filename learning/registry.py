@@ -7,6 +7,7 @@ env factory, labeler, symbolic model); ``bind_spec`` binds a domain object direc
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 import gymnasium as gym
 
 from asg.learning.asgrl.baselines import FlatLearner
-from asg.learning.asgrl.config import FlatConfig, HierarchicalConfig, TrainConfig, check_subgoals
+from asg.learning.asgrl.config import DOMAIN_DIVERSITY, FlatConfig, HierarchicalConfig, TrainConfig, check_subgoals
 from asg.learning.asgrl.episode import Learner
 from asg.learning.asgrl.hierarchical import HierarchicalLearner
 from asg.learning.asgrl.subgoals import Labeler, SubgoalSet, landmark_subgoals, plan_subgoals
@@ -88,8 +89,21 @@ def make_subgoals(cfg: TrainConfig, task: Task, graph: Any = None) -> SubgoalSet
     """The learner's subgoals: landmarks (ASGRL, Landmark-HRL, flat shaping; ``graph``: the task's
     landmark graph if already computed) or a plan (Plan-HRL)."""
     subgoals = landmark_subgoals(task, graph=graph) if uses_landmarks(cfg) else plan_subgoals(task)
+    if cfg.model is not None:  # a user's model: the domain's per-landmark k applies where it shares the landmark
+        cfg = _shared_domain_k(cfg, set(subgoals.names()))
     check_subgoals(cfg, subgoals.names())  # a k_overrides entry must name one of them
     return subgoals
+
+
+def _shared_domain_k(cfg: TrainConfig, names: set[str]) -> TrainConfig:
+    """``cfg`` without the domain's default ``k_overrides`` entries (``DOMAIN_DIVERSITY``, tuned on the
+    paper's model) that name no subgoal of the user's model; entries the user set stay checked."""
+    if not isinstance(cfg.learner, HierarchicalConfig):
+        return cfg
+    defaults = set(DOMAIN_DIVERSITY.get(cfg.domain, {}).get("k_overrides", ()))
+    kept = tuple(e for e in cfg.learner.diversity.k_overrides if e[0] in names or tuple(e) not in defaults)
+    diversity = dataclasses.replace(cfg.learner.diversity, k_overrides=kept)
+    return dataclasses.replace(cfg, learner=dataclasses.replace(cfg.learner, diversity=diversity))
 
 
 def env_max_steps(cfg: TrainConfig, subgoals: SubgoalSet) -> int:

@@ -8,9 +8,9 @@ from toy_domains import Corridor, corridor_binding
 from asg import pddl_models
 from asg.learning.asgrl.baselines import FlatLearner
 from asg.learning.asgrl.config import FlatConfig, TrainConfig, default_learner, merge_overrides
-from asg.learning.registry import METHODS, build_learner, make_subgoals
 from asg.learning.asgrl.subgoals import landmark_subgoals
 from asg.learning.asgrl.trainer import train
+from asg.learning.registry import METHODS, build_learner, make_subgoals
 from asg.planning import load_task
 
 

@@ -5,11 +5,18 @@ import numpy as np
 import pytest
 import torch
 
-from asg.learning.world_models.behaviour_model import (
-    BehaviourConfig, BehaviourDataset, LearnedBehaviourModel, agreement, collect_dataset, compare_with_exact,
-    failure_report, fit_behaviour_model, train_behaviour_model,
-)
 from asg.learning.errors import CheckpointError, ConfigError
+from asg.learning.world_models.behaviour_model import (
+    BehaviourConfig,
+    BehaviourDataset,
+    LearnedBehaviourModel,
+    agreement,
+    collect_dataset,
+    compare_with_exact,
+    failure_report,
+    fit_behaviour_model,
+    train_behaviour_model,
+)
 
 torch.set_num_threads(1)
 
@@ -196,7 +203,8 @@ def test_the_goal_anchor_starts_from_the_goal_setters_target(tmp_path):
     program = rng.integers(len(names), size=60)
     anchored = anchor_states(s0, program, names, "goal")
     assert np.allclose(anchored[:, :12], [goal(s, names[p]) for s, p in zip(s0, program)])
-    assert np.array_equal(anchored[:, 12:], s0[:, 12:]) and np.array_equal(anchor_states(s0, program, names, "start"), s0)
+    assert np.array_equal(anchored[:, 12:], s0[:, 12:])
+    assert np.array_equal(anchor_states(s0, program, names, "start"), s0)
     sT = np.stack([ExactBehaviourModel().predict(s, int(p))[0] for s, p in zip(s0, program)])
     data = BehaviourDataset(s0, program, sT, np.zeros(60, bool))
     cfg = BehaviourConfig(hidden=(16,), epochs=3, anchor="goal")

@@ -62,11 +62,11 @@ def _corruptions(path: Path, other_kind: Path):
 
 def _file_kinds(tmp_path):
     """(path, loader) for every kind of file asg saves."""
-    from asg.learning.world_models.behaviour_model import BehaviourDataset, BehaviourNet, LearnedBehaviourModel
-    from asg.learning.goal_policy.ddpg import DDPGAgent
     from asg.learning.goal_policy.config import AgentConfig
+    from asg.learning.goal_policy.ddpg import DDPGAgent
     from asg.learning.goal_policy.evaluate import load_policy, save_policy
     from asg.learning.goal_policy.normalizer import Normalizer
+    from asg.learning.world_models.behaviour_model import BehaviourDataset, BehaviourNet, LearnedBehaviourModel
 
     policy = DDPGAgent(70, 12, 4, AgentConfig(hidden=(8,)), seed=0).snapshot()
     save_policy(policy, tmp_path / "policy.npz")
@@ -75,7 +75,8 @@ def _file_kinds(tmp_path):
     n = 5
     BehaviourDataset(np.zeros((n, 70)), np.zeros(n, int), np.ones((n, 70)), np.zeros(n, bool)).save(tmp_path / "d.npz")
     return [(tmp_path / "policy.npz", load_policy), (tmp_path / "behaviour_model.npz", LearnedBehaviourModel.load),
-            (tmp_path / "d.npz", BehaviourDataset.load), (tmp_path / "policy.npz", lambda p: ckpt.load(p, "goal-policy"))]
+            (tmp_path / "d.npz", BehaviourDataset.load),
+            (tmp_path / "policy.npz", lambda p: ckpt.load(p, "goal-policy"))]
 
 
 def test_each_file_kind_refuses_corruption_and_stays_untouched(tmp_path):

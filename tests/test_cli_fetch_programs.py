@@ -202,3 +202,15 @@ def test_the_pipeline_trains_every_stage_and_the_same_call_continues(tmp_path):
     again = fp.train_pipeline(tmp_path / "pipe", **kwargs)
     assert again.status == Status.REUSED and not any(s.trained for s in again.stages.values())
     assert [what for _, what in seen] == [f"reusing {tmp_path / 'pipe' / stage}" for stage in fp.STAGES]
+
+
+def test_the_paper_preset_trains_the_meta_controller_without_our_prunings(tmp_path):
+    from asg.learning import fetch_programs as fp
+
+    assert fp.meta_controller_config("fast").search.psi_prunings
+    assert not fp.meta_controller_config("paper").search.psi_prunings
+    trained = run("train", "--domain", "fetch-programs", "--stage", "meta-controller", "--preset", "paper",
+                  "--iterations", "1", "--world-model", "exact", "--out", "mc", "--quiet", "--json")
+    assert trained.exit_code == 0, trained.output
+    saved = json.loads((tmp_path / "mc" / "config.json").read_text())["config"]
+    assert saved["search"]["psi_prunings"] is False

@@ -10,15 +10,28 @@ from typing import Any
 import pytest
 
 from asg.learning import configio
-from asg.learning.asgrl.config import (DOMAIN_DIVERSITY, DiversityConfig, FlatConfig, HierarchicalConfig, MetaConfig,
-                                 QConfig, TrainConfig, check_subgoals, config_from_dict, config_to_dict,
-                                 default_learner, make_config, merge_overrides, small_preset)
+from asg.learning.asgrl.config import (
+    DOMAIN_DIVERSITY,
+    DiversityConfig,
+    FlatConfig,
+    HierarchicalConfig,
+    MetaConfig,
+    QConfig,
+    TrainConfig,
+    check_subgoals,
+    config_from_dict,
+    config_to_dict,
+    default_learner,
+    make_config,
+    merge_overrides,
+    small_preset,
+)
 from asg.learning.configio import deep_merge, override, read_config, to_dict
-from asg.learning.goal_policy import config as goal_cfg
-from asg.learning.world_models.behaviour_model import BEHAVIOUR_PRESETS, BehaviourConfig
 from asg.learning.errors import ConfigError
+from asg.learning.goal_policy import config as goal_cfg
 from asg.learning.npi import config as npi_cfg
 from asg.learning.registry import METHODS, asgrl_domains, bind_domain, make_subgoals
+from asg.learning.world_models.behaviour_model import BEHAVIOUR_PRESETS, BehaviourConfig
 
 ASGRL_DOMAINS = ["mario", "pixel-mario", "household-v1", "household-v2", "minecraft"]
 

@@ -11,10 +11,10 @@ import pytest
 
 from asg.learning.asgrl.config import config_to_dict, make_config
 from asg.learning.configio import read_config, to_dict
-from asg.learning.goal_policy import config as goal_cfg
-from asg.learning.world_models.behaviour_model import BEHAVIOUR_PRESETS
 from asg.learning.errors import ConfigError
+from asg.learning.goal_policy import config as goal_cfg
 from asg.learning.npi import config as npi_cfg
+from asg.learning.world_models.behaviour_model import BEHAVIOUR_PRESETS
 
 VALUES: list[Any] = [True, False, None, 0, 1, -1, 2, 3, 0.5, 1.0, -0.5, 1e-9, 1e9, 10**30, float("nan"),
                      float("inf"), -float("inf"), "", "x", "success", "kmeans", "ray", [], [1], [64, 64],

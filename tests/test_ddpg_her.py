@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 import torch
 
+from asg.learning.errors import ConfigError
 from asg.learning.goal_policy import config as C
 from asg.learning.goal_policy.ddpg import DDPGAgent
 from asg.learning.goal_policy.demos import bc_loss
 from asg.learning.goal_policy.her import Transitions, relabel_probability, sample_transitions
 from asg.learning.goal_policy.normalizer import Normalizer
 from asg.learning.goal_policy.replay import EpisodeBuffer, StateBuffer
-from asg.learning.errors import ConfigError
 
 torch.set_num_threads(1)
 
@@ -208,10 +208,10 @@ def test_bc_loss_counts_only_rows_the_critic_prefers():
 
 # -- rollouts on the Fetch world ---------------------------------------------------------------
 def test_fetch_batch_rotates_into_the_focus_frame_and_matches_env_steps():
+    from asg.envs.fetch import FetchTask
     from asg.envs.fetch.env import FetchBlocksEnv
     from asg.envs.fetch.goal_setter import acting_block
     from asg.envs.fetch.permutation import rotate_goal, rotate_observation
-    from asg.envs.fetch import FetchTask
     from asg.learning.goal_policy.rollout import EpisodeSpec, RolloutWorker
 
     task = replace(FetchTask(), horizon=5)

@@ -16,14 +16,25 @@ from asg.envs.fetch.env import FetchBlocksEnv
 from asg.envs.fetch.goal_setter import acting_block, goals_reached
 from asg.envs.fetch.initial_states import TRAINING, LayoutError, sample_layout
 from asg.envs.fetch.layout import EPSILON
+from asg.learning.errors import ConfigError
+from asg.learning.fetch_baselines import (
+    HORIZON,
+    KINDS,
+    PAPER_TABLE2_BASELINES,
+    TABLE2_ROWS,
+    NonAtomicTask,
+    evaluate_baseline,
+    nonatomic_goal,
+    nonatomic_programs,
+    one_hot_goal,
+    planned_calls,
+    post_holds,
+    program_index,
+    train_baseline,
+)
 from asg.learning.goal_policy import config as C
 from asg.learning.goal_policy.evaluate import load_policy
-from asg.learning.fetch_baselines import (
-    HORIZON, KINDS, PAPER_TABLE2_BASELINES, TABLE2_ROWS, NonAtomicTask, evaluate_baseline, nonatomic_goal,
-    nonatomic_programs, one_hot_goal, planned_calls, post_holds, program_index, train_baseline,
-)
 from asg.learning.goal_policy.rollout import EpisodeSpec
-from asg.learning.errors import ConfigError
 from asg.planning.programs import fetch_library
 
 torch.set_num_threads(1)

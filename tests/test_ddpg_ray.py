@@ -6,11 +6,11 @@ import sys
 import numpy as np
 import pytest
 
+from asg.envs.fetch import FetchTask
+from asg.learning.errors import ConfigError
 from asg.learning.goal_policy.config import AgentConfig, ExploreConfig
 from asg.learning.goal_policy.distributed import make_collector
-from asg.envs.fetch import FetchTask
 from asg.learning.goal_policy.rollout import EpisodeSpec, RolloutWorker
-from asg.learning.errors import ConfigError
 
 
 def untrained_policy():

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import torch
 
+from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.goal_policy import config as C
 from asg.learning.goal_policy.evaluate import PolicyController, evaluate_atomic, evaluate_multistep, load_policy
 from asg.learning.goal_policy.rollout import EpisodeSpec, RolloutWorker
 from asg.learning.goal_policy.runlog import read_metrics
 from asg.learning.goal_policy.trainer import GoalPolicyTrainer, train_goal_policy
-from asg.learning.errors import CheckpointError, ConfigError
 
 torch.set_num_threads(1)
 REACH_THRESHOLD, REACH_SPEED = 0.15, 0.3
@@ -173,11 +173,11 @@ def test_phase2_starts_from_stored_final_states_where_phi_holds():
 
 
 def test_demo_states_restore_and_demo_starts_run():
+    from asg.envs.fetch import FetchTask
     from asg.envs.fetch.env import FetchBlocksEnv
     from asg.envs.fetch.permutation import rotate_goal, rotate_observation
     from asg.envs.fetch.simulation import SimState
     from asg.learning.goal_policy.demos import demo_start, generate_demos
-    from asg.envs.fetch import FetchTask
 
     demos = generate_demos(2, seed=0)
     assert len(demos) == 2 and demos.o.shape == (2, 51, 70) and demos.states.shape[:2] == (2, 50)

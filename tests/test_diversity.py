@@ -8,10 +8,21 @@ import numpy as np
 import pytest
 
 from asg.learning.asgrl.clustering import KMeansAbstraction, kmeans
-from asg.learning.asgrl.config import (DiversityConfig, QConfig, config_from_dict, config_to_dict, make_config,
-                                 merge_overrides)
-from asg.learning.asgrl.diversity import (DiversityEstimator, SkillSet, bayes_posterior, count_posterior,
-                                    diversity_reward)
+from asg.learning.asgrl.config import (
+    DiversityConfig,
+    QConfig,
+    config_from_dict,
+    config_to_dict,
+    make_config,
+    merge_overrides,
+)
+from asg.learning.asgrl.diversity import (
+    DiversityEstimator,
+    SkillSet,
+    bayes_posterior,
+    count_posterior,
+    diversity_reward,
+)
 from asg.learning.errors import ConfigError
 
 

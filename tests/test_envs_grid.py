@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import gymnasium as gym
-
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env

@@ -11,12 +11,12 @@ from asg.envs.fetch.env import INITIAL_STATES, FetchBlocksEnv
 from asg.envs.fetch.expert import expert_actions
 from asg.envs.fetch.initial_states import GRIPPER_CLEARANCE, TABLE, TRAINING, InitialStateConfig, sample_layout
 from asg.envs.fetch.layout import BLOCK_HALF, BLOCK_SIZE, GRIP_POS, REST_Z, ZONES, block_positions
+from asg.learning.errors import ConfigError
 from asg.learning.goal_policy.config import ScheduleConfig, fast, paper
 from asg.learning.goal_policy.evaluate import evaluate_atomic
 from asg.learning.goal_policy.normalizer import NormStats
 from asg.learning.goal_policy.rollout import PolicySnapshot
 from asg.learning.goal_policy.trainer import training_starts
-from asg.learning.errors import ConfigError
 
 HOME = np.array([1.34, 0.75, 0.53])
 

@@ -15,7 +15,15 @@ from asg.envs.fetch import goal_setter, labeler, permutation
 from asg.envs.fetch.env import FetchBlocksEnv
 from asg.envs.fetch.initial_states import TABLE, TRAINING, InitialStateConfig, sample_layout
 from asg.envs.fetch.layout import (
-    BLOCK_HALF, BLOCK_REL_POS, BLOCK_SIZE, GRIP_POS, MIN_SEPARATION, OBS_DIM, REST_Z, TABLE_TOP, ZONES,
+    BLOCK_HALF,
+    BLOCK_REL_POS,
+    BLOCK_SIZE,
+    GRIP_POS,
+    MIN_SEPARATION,
+    OBS_DIM,
+    REST_Z,
+    TABLE_TOP,
+    ZONES,
     block_positions,
 )
 from asg.planning.programs import fetch_library

@@ -88,10 +88,10 @@ def test_expert_is_equivariant_under_the_circular_permutation():
 
 
 def test_expert_labels_ring_buffer_and_episode_labelling():
+    from asg.envs.fetch import FetchTask
+    from asg.learning.goal_policy.config import AgentConfig
     from asg.learning.goal_policy.dagger import ExpertLabels, label_episodes
     from asg.learning.goal_policy.ddpg import DDPGAgent
-    from asg.learning.goal_policy.config import AgentConfig
-    from asg.envs.fetch import FetchTask
     from asg.learning.goal_policy.rollout import EpisodeSpec, RolloutWorker
 
     policy = DDPGAgent(70, 12, 4, AgentConfig(hidden=(16,)), seed=0).snapshot()

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from asg.learning.asgrl.config import make_config
-from asg.learning.errors import ConfigError
 from asg.learning.asgrl.experiments import finished_run, run_grid
-from asg.learning.run_dir import RunDir
 from asg.learning.asgrl.trainer import train
+from asg.learning.errors import ConfigError
+from asg.learning.run_dir import RunDir
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "figure3.py"
 

@@ -13,13 +13,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from conftest import ipc_paths, ipc_rows  # need_ipc, a fixture, comes from conftest too
 
 from asg import pddl_models
 from asg.planning import compute_landmarks, load_task
 from asg.planning.html_view import achievers, page_data, to_html
 from asg.planning.landmark_graph import Landmark
 from asg.planning.task import Atom, Operator, Task
-from conftest import ipc_paths, ipc_rows  # need_ipc, a fixture, comes from conftest too
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 LARGE = "depot/p05.pddl"  # 772 landmarks, 7,888 orderings at m=2: the scale a PNG cannot show

@@ -7,10 +7,10 @@ from toy_domains import Corridor, corridor_binding
 
 from asg import pddl_models
 from asg.learning.asgrl.config import MetaConfig, TrainConfig, default_learner, merge_overrides
-from asg.learning.errors import DomainError
 from asg.learning.asgrl.meta_controller import MetaController, MetaTransition, history_state, low_level_state
 from asg.learning.asgrl.subgoals import Subgoal, SubgoalSet, SubgoalWrapper, landmark_subgoals
 from asg.learning.asgrl.trainer import train
+from asg.learning.errors import DomainError
 from asg.planning import load_task
 from asg.planning.task import Atom
 

@@ -5,8 +5,8 @@ import pytest
 from toy_domains import corridor_binding
 
 from asg.learning.asgrl.config import TrainConfig, default_learner, merge_overrides
-from asg.learning.registry import build_learner, make_subgoals
 from asg.learning.asgrl.tabular_q import obs_key
+from asg.learning.registry import build_learner, make_subgoals
 
 
 def _learner(state: str):

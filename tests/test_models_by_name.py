@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import one_line
 
 from asg import pddl_models
 from asg.cli.main import main
 from asg.planning.errors import AsgError
-from conftest import one_line
 
 EXPECTED = {"fetch-programs", "household-v1", "household-v2", "mario", "minecraft"}
 

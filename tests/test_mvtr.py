@@ -9,8 +9,15 @@ import pytest
 from asg.envs.domains import DOMAINS
 from asg.envs.mvtr_traces import ExplorationConfig, collect_traces, run_mvtr
 from asg.planning import ground, parse_text
-from asg.planning.mvtr import (AtomTrace, SymbolicPlan, check_condition1, check_condition2,
-                               enumerate_plans, established_orderings, unmet_orderings)
+from asg.planning.mvtr import (
+    AtomTrace,
+    SymbolicPlan,
+    check_condition1,
+    check_condition2,
+    enumerate_plans,
+    established_orderings,
+    unmet_orderings,
+)
 from asg.planning.task import Atom
 
 SMALL = ExplorationConfig(episodes=5, max_steps=200, branch_steps=20, seed=1)

@@ -9,7 +9,11 @@ import pytest
 from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.npi.config import NetConfig, NPIConfig, SearchConfig
 from asg.learning.npi.pipeline import (
-    PAPER_TABLE2, ProgramEvaluation, evaluate_programs, table2_lines, train_meta_controller,
+    PAPER_TABLE2,
+    ProgramEvaluation,
+    evaluate_programs,
+    table2_lines,
+    train_meta_controller,
 )
 
 LEVEL1 = "Move_All_To_Zone_ORANGE"

@@ -12,10 +12,10 @@ import torch
 from asg.learning.errors import ConfigError
 from asg.learning.npi.config import NPIConfig, SearchConfig, from_dict, to_dict
 from asg.learning.npi.mcts import Trace
-from asg.learning.world_models.program_models import exact_fetch_model
 from asg.learning.npi.network import AlphaNPINet
 from asg.learning.npi.pipeline import train_meta_controller
 from asg.learning.npi.selfplay import EpisodeJob, SelfPlay, resolve_backend
+from asg.learning.world_models.program_models import exact_fetch_model
 
 LEVEL1 = "Move_All_To_Zone_ORANGE"
 NO_RAY = r"pip install 'asg\[distributed\]'"

@@ -12,13 +12,17 @@ from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.npi.config import NetConfig, NPIConfig, SearchConfig, from_dict, to_dict
 from asg.learning.npi.landmark_guidance import LandmarkGuide
 from asg.learning.npi.mcts import SearchContext, execute
-from asg.learning.world_models.program_models import HOME_GRIP, exact_fetch_model
 from asg.learning.npi.network import AlphaNPINet, make_batch, trace_loss
 from asg.learning.npi.pipeline import build_model, evaluate_programs, train_meta_controller
 from asg.learning.npi.selfplay import EpisodeJob, SelfPlay, start_state
 from asg.learning.npi.trainer import (
-    MetaControllerTrainer, TraceBuffer, TraceSample, learning_progress_probabilities, trace_sample,
+    MetaControllerTrainer,
+    TraceBuffer,
+    TraceSample,
+    learning_progress_probabilities,
+    trace_sample,
 )
+from asg.learning.world_models.program_models import HOME_GRIP, exact_fetch_model
 
 LEVEL1 = "Move_All_To_Zone_ORANGE"
 # Small enough for the default suite: 10 episodes of 40 simulations per iteration, lr 1e-3.

@@ -8,13 +8,20 @@ import json
 import numpy as np
 import pytest
 
-from asg.learning.asgrl.config import (PRESETS, FlatConfig, HierarchicalConfig, QConfig, config_from_dict,
-                                 config_to_dict, make_config)
-from asg.learning.errors import ConfigError
+from asg.learning.asgrl.config import (
+    PRESETS,
+    FlatConfig,
+    HierarchicalConfig,
+    QConfig,
+    config_from_dict,
+    config_to_dict,
+    make_config,
+)
 from asg.learning.asgrl.evaluation import EpsilonActions, epsilon_eval_seeds, eval_seeds, evaluate
-from asg.learning.registry import METHODS, bind_domain, build_learner, env_max_steps, make_subgoals
 from asg.learning.asgrl.tabular_q import TabularQ, q_update, q_update_sequential
 from asg.learning.asgrl.trainer import TrainResult, train
+from asg.learning.errors import ConfigError
+from asg.learning.registry import METHODS, bind_domain, build_learner, env_max_steps, make_subgoals
 
 HIERARCHICAL = ("asgrl", "asgrl-curriculum", "landmark-hrl", "plan-hrl")
 FLAT = ("landmark-shaping", "goal-q")
@@ -228,7 +235,7 @@ def test_cli_train_and_compare_take_the_paper_preset(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["train", "--domain", "mario", "--preset", "fast"], "--preset: unknown preset 'fast' for an ASGRL domain"),
-    (["train", "--resume", "somewhere", "--preset", "paper"], "--resume: give only"),
+    (["train", "--resume", "somewhere", "--preset", "paper"], "--preset: not with --resume (give only"),
     (["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--eval-epsilon", "0.1"], "--eval-epsilon"),
     (["compare", "--domain", "mario", "--preset", "fast"], "Invalid value for '--preset'"),
 ])

@@ -5,8 +5,15 @@ import pytest
 from conftest import DATA, PITFALLS, ipc_paths, ipc_rows
 
 from asg import pddl_models
-from asg.planning import (ModelError, PDDLError, PDDLSyntaxError, UnsupportedRequirementError, load_task,
-                          parse_files, parse_text)
+from asg.planning import (
+    ModelError,
+    PDDLError,
+    PDDLSyntaxError,
+    UnsupportedRequirementError,
+    load_task,
+    parse_files,
+    parse_text,
+)
 
 
 @pytest.mark.parametrize("name", pddl_models.names())
@@ -160,8 +167,9 @@ def test_deep_nesting_through_the_model_check_and_grounding():
     # 40 levels of (and ...) in a precondition and the goal: under the limit, read like a flat (and ...)
     depth = 40
     nest = "(and " * depth + "(p)" + ")" * depth
+    goal = nest.replace("(p)", "(q)")
     model = parse_text(f"(define (domain d) (:predicates (p) (q)) (:action a :parameters () :precondition {nest}"
-                       f" :effect (q))) (define (problem x) (:domain d) (:init (p)) (:goal {nest.replace('(p)', '(q)')}))")
+                       f" :effect (q))) (define (problem x) (:domain d) (:init (p)) (:goal {goal}))")
     from asg.planning import ground
 
     task = ground(model)
@@ -240,6 +248,7 @@ def test_parsing_never_imports_lark():
     import sys
 
     code = ("import sys; from asg import pddl_models; from asg.planning import load_task; "
-            "load_task(pddl_models.path('household_v1')); print(sorted(m for m in sys.modules if m.startswith('lark')))")
+            "load_task(pddl_models.path('household_v1'));"
+            " print(sorted(m for m in sys.modules if m.startswith('lark')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -7,10 +7,10 @@ import textwrap
 
 import pytest
 
+from asg.pddl_models import path
 from asg.planning import load_task
 from asg.planning.programs import ProgramError, compile_library, fetch_library
 from asg.planning.task import Atom
-from asg.pddl_models import path
 
 # Appendix A, Table 3, in the paper's order (note: the paper's "Move blue blocks to the orange
 # zone" description of Move_All_To_Zone_BLUE is a typo; its name says blue).

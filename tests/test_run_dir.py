@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from asg.learning.asgrl.config import make_config
+from asg.learning.asgrl.trainer import train
 from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.run_dir import CHECKPOINT, RunDir, RunLock
-from asg.learning.asgrl.trainer import train
 
 
 def _small(seed: int = 0):

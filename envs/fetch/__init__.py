@@ -21,8 +21,8 @@ if TYPE_CHECKING:  # for readers and type checkers; at run time ``__getattr__`` 
     from asg.envs.fetch.batch import EpisodeStart, FetchBatch, FetchTask, uniform_goal
     from asg.envs.fetch.behaviour_model import CallTree, ExactBehaviourModel, plan_program, state_with_blocks
     from asg.envs.fetch.env import INITIAL_STATES, T_ATOMIC, FetchBlocksEnv
-    from asg.envs.fetch.frames import FrameRecorder, RenderError
     from asg.envs.fetch.expert import expert_action, expert_actions
+    from asg.envs.fetch.frames import FrameRecorder, RenderError
     from asg.envs.fetch.goal_setter import (
         NotApplicableError,
         UnknownProgramError,

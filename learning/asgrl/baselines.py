@@ -21,9 +21,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from asg.learning.asgrl.hierarchical import check_fits
 from asg.learning.asgrl.config import FlatConfig
 from asg.learning.asgrl.episode import EpisodeStats
+from asg.learning.asgrl.hierarchical import check_fits
 from asg.learning.asgrl.subgoals import Labeler, SubgoalSet
 from asg.learning.asgrl.tabular_q import StateIndex, TabularQ, obs_key
 

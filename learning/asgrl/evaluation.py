@@ -14,8 +14,9 @@ actions come from a generator seeded by each episode's reset seed, so the result
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np

@@ -10,18 +10,19 @@ render them. Runs are sequential: the box has two cores.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from asg.learning.asgrl.config import TrainConfig, config_to_dict, make_config, merge_overrides
-from asg.learning.errors import ConfigError
 from asg.learning.asgrl.evaluation import curve_on_grid, mean_band, step_grid
+from asg.learning.asgrl.trainer import Progress, TrainResult, TrainRun, train
+from asg.learning.errors import ConfigError
 from asg.learning.registry import METHODS, DomainBinding
 from asg.learning.run_dir import CHECKPOINT, CONFIG, RESULT, RunDir, atomic_write, atomic_write_json
-from asg.learning.asgrl.trainer import Progress, TrainResult, train
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,14 @@ def run_grid(domain: str, methods: Sequence[str], seeds: Sequence[int], out: str
                 run = GridRun(method, seed, done, tuple(RunDir.open(path).read_metrics()))
             else:
                 resume = bool(reuse and path is not None and (path / CHECKPOINT).is_file())
-                run_dir = None if path is None else RunDir.open(path) if resume else RunDir.create(path, cfg)
+                subgoals = None
+                if path is None or resume:
+                    run_dir = None if path is None else RunDir.open(path)
+                else:  # a new folder keeps config.json, subgoals.json and landmarks.json
+                    created = TrainRun.create(path, cfg, binding)
+                    run_dir, subgoals, binding = created.run_dir, created.subgoals, created.binding
                 progress = on_start(cfg) if on_start is not None else None
-                result = train(cfg, binding, run_dir=run_dir, resume=resume, progress=progress)
+                result = train(cfg, binding, run_dir=run_dir, resume=resume, progress=progress, subgoals=subgoals)
                 run = GridRun(method, seed, result, tuple(run_dir.read_metrics()) if run_dir is not None else ())
             runs.append(run)
             if on_done is not None:

@@ -7,7 +7,8 @@ schedule of reference_code.md §1.5). No torch here.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 import numpy as np
 
