@@ -33,6 +33,7 @@ from asg.envs.labeling import Labeler
 from asg.envs.mario import MARIO_LABELER, MARIO_SOLVER
 from asg.envs.minecraft import MINECRAFT_LABELER, MINECRAFT_SOLVER
 from asg.envs.solver import StagedSolver
+from asg.planning import load_task
 from asg.planning.errors import AsgError
 
 if TYPE_CHECKING:
@@ -82,8 +83,6 @@ class DomainSpec:
 
     def load_task(self, path: str | Path | None = None) -> Task:
         """Ground the shipped model (or a user's model file) and check the labeler knows its atoms."""
-        from asg.planning import load_task
-
         source = Path(path) if path is not None else self.model_path()
         task = load_task(source)
         self.labeler.check_vocabulary(task.facts, source=str(source))

@@ -15,6 +15,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from asg.envs.domains import UnknownDomainError, domain_names, get_domain
 from asg.learning.asgrl.baselines import FlatLearner
 from asg.learning.asgrl.config import DOMAIN_DIVERSITY, FlatConfig, HierarchicalConfig, TrainConfig, check_subgoals
 from asg.learning.asgrl.episode import Learner
@@ -56,15 +57,11 @@ class DomainBinding:
 
 def asgrl_domains() -> list[str]:
     """Names of the ASGRL domains (``asg.envs.domains.DOMAINS`` and the plug-ins), sorted."""
-    from asg.envs.domains import domain_names
-
     return domain_names()
 
 
 def bind_domain(name: str, model: str | Path | None = None) -> DomainBinding:
     """Bind an ASGRL domain (built-in or plug-in) and its (or the user's) symbolic model; raises ``AsgError``s."""
-    from asg.envs.domains import UnknownDomainError, get_domain
-
     try:
         spec = get_domain(name)
     except UnknownDomainError:

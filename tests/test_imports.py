@@ -166,13 +166,10 @@ LOCAL_IMPORTS_ALLOWED = (
     "learning/fetch_programs.py: asg.learning.world_models.behaviour_model",
     "learning/fetch_programs.py: asg.learning.world_models.behaviour_model",
     "learning/fetch_programs.py: asg.planning.programs",
-    # Not yet reviewed (their owners shrink this list; issue 15):
-    "envs/domains.py: asg.planning",
+    # torch: only deep skills need it (Mario's tabular run imports no torch).
     "learning/asgrl/hierarchical.py: asg.learning.asgrl",
-    "learning/registry.py: asg.envs.domains",
-    "learning/registry.py: asg.envs.domains",
+    # matplotlib: drawn once at the end of a run, not at import.
     "learning/run_dir.py: asg.learning.plots",
-    "learning/world_models/behaviour_model.py: asg.learning.goal_policy.trainer",
     "learning/world_models/behaviour_model.py: asg.learning.plots",
 )
 

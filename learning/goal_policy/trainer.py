@@ -287,7 +287,7 @@ class GoalPolicyTrainer:
         """Everything needed to resume exactly, as data (``asg.learning.checkpoint``)."""
         return {"version": CHECKPOINT_VERSION, "config": cfgmod.to_dict(self.config), "seed": self.seed,
                 "agent": self.agent.state_dict(), "buffer": self.buffer.state_dict(),
-                "states": _states_tree(self.states), "demos": None if self.demos is None else _fields(self.demos),
+                "states": states_tree(self.states), "demos": None if self.demos is None else _fields(self.demos),
                 "labels": None if self.labels is None else self.labels.state_dict(),
                 "rng": self.rng.bit_generator.state, "progress": asdict(self.progress)}
 
@@ -295,7 +295,7 @@ class GoalPolicyTrainer:
         """Restore from :meth:`state_dict` output."""
         self.agent.load_state_dict(data["agent"])
         self.buffer = EpisodeBuffer.from_state_dict(data["buffer"])
-        self.states = _states_from(data["states"])
+        self.states = states_from(data["states"])
         self.demos = None if data["demos"] is None else DemoSet(**data["demos"])
         if data.get("labels") is not None:
             self.labels = ExpertLabels.from_state_dict(data["labels"])
@@ -315,7 +315,7 @@ def _fields(obj: Any) -> dict[str, Any]:
     return {f: getattr(obj, f) for f in obj.__dataclass_fields__}
 
 
-def _states_tree(buf: StateBuffer) -> dict[str, Any]:
+def states_tree(buf: StateBuffer) -> dict[str, Any]:
     """A state buffer as arrays: simulation states (``SimState``) or plain arrays, stacked."""
     sim = bool(buf.states) and all(isinstance(s, SimState) for s in buf.states)
     values = [s.values if sim else np.asarray(s) for s in buf.states]
@@ -323,7 +323,7 @@ def _states_tree(buf: StateBuffer) -> dict[str, Any]:
             "states": np.stack(values) if values else None, "obs": np.stack(buf.obs) if buf.obs else None}
 
 
-def _states_from(data: dict[str, Any]) -> StateBuffer:
+def states_from(data: dict[str, Any]) -> StateBuffer:
     buf = StateBuffer(int(data["capacity"]))
     states = [] if data["states"] is None else [row.copy() for row in data["states"]]
     buf.states = [SimState(v) for v in states] if data["kind"] == "sim_state" else states

@@ -51,6 +51,7 @@ from asg.learning.goal_policy.networks import mlp
 from asg.learning.goal_policy.normalizer import Normalizer
 from asg.learning.goal_policy.replay import StateBuffer
 from asg.learning.goal_policy.rollout import EpisodeSpec, PolicySnapshot, RolloutWorker
+from asg.learning.goal_policy.trainer import states_from, states_tree
 from asg.learning.run_dir import RunDir, StageProgress, StopOnSignal
 from asg.learning.torch_state import torch_threads
 
@@ -157,7 +158,6 @@ def collect_dataset(policy: PolicySnapshot, episodes: int, seed: int, config: Be
 
     When ``should_stop()`` says so between batches, raises :class:`Interrupted` carrying the state
     that ``resume=`` continues from (the same dataset as an uninterrupted call)."""
-    from asg.learning.goal_policy.trainer import _states_from, _states_tree
 
     task = FetchTask(initial_state="table")
     names = task.programs
@@ -167,14 +167,14 @@ def collect_dataset(policy: PolicySnapshot, episodes: int, seed: int, config: Be
     done = 0
     if resume is not None:
         rng.bit_generator.state = resume["rng"].bit_generator.state
-        states = _states_from(resume["states"])
+        states = states_from(resume["states"])
         parts = [tuple(p) for p in resume["parts"]]
         done = int(resume["done"])
     worker = RolloutWorker(task, config.n_envs, config.threads)
     try:
         while done < episodes:
             if should_stop is not None and should_stop():
-                raise Interrupted({"rng": rng, "states": _states_tree(states), "parts": parts, "done": done})
+                raise Interrupted({"rng": rng, "states": states_tree(states), "parts": parts, "done": done})
             specs, idx, kept = [], [], []
             for _ in range(min(config.n_envs, episodes - done)):
                 i = int(rng.integers(len(names)))
