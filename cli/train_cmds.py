@@ -26,7 +26,7 @@ FETCH_TRAIN = ("pipeline", *fetch.STAGES)
 _all_fetch = frozenset(FETCH_TRAIN)
 TRAIN_SCOPES: dict[str, frozenset[str]] = {
     **{name: frozenset({ASGRL}) for name in ("method", "model", "k", "steps", "eval_episodes", "eval_epsilon",
-                                            "curve_eval", "env_id", "labeler")},
+                                            "curve_eval", "env_id", "labeler", "skills")},
     "config_file": frozenset({ASGRL, "goal-policy", "behaviour-model"}),
     "resume": frozenset({ASGRL, *fetch.STAGES}),
     "preset": frozenset({ASGRL, "pipeline", *fetch.STAGES}),
@@ -125,6 +125,8 @@ def print_next(*commands: tuple[str, str]) -> None:
 @click.option("--model", type=ModelPath(), help="ASGRL: the symbolic model (PDDL file or bundled name; "
                                                 "default: the domain's).")
 @click.option("--k", type=click.IntRange(min=1), help="ASGRL: diverse skills per landmark (all landmarks).")
+@click.option("--skills", type=click.Choice(["tabular", "deep"]),
+              help="ASGRL: Q tables, or a torch Q-network with k-means counts of end states (App. D).")
 @click.option("--steps", type=click.IntRange(min=1), help="ASGRL: env-step budget (default 500000).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--out", type=OutputPath("dir"), help="Run folder (default runs/<domain>-<method>-seed<N>).")
@@ -183,8 +185,8 @@ def _train_asgrl(p: dict[str, Any]) -> None:
                        f"choose from {', '.join(PRESETS)}")
     plugin = _plugin(p)
     if p["resume"] is not None:
-        given = [f for f in ("domain", "env_id", "model", "k", "config_file", "preset", "eval_epsilon", "curve_eval",
-                             "out") if p[f] is not None]
+        given = [f for f in ("domain", "env_id", "model", "k", "skills", "config_file", "preset", "eval_epsilon",
+                             "curve_eval", "out") if p[f] is not None]
         if given:
             raise AsgError(f"--{given[0].replace('_file', '').replace('_', '-')}: not with --resume (give only "
                            "--steps, --quiet and --json with it)")
@@ -204,6 +206,14 @@ def _train_asgrl(p: dict[str, Any]) -> None:
             if cfg.learner.kind != "hierarchical" or cfg.learner.diversity.alpha == 0.0:
                 raise AsgError(f"--k: method {p['method']} has no diverse skills")
             overrides["learner"] = {"diversity": {"k": p["k"], "k_overrides": []}}
+        if p["skills"] is not None:
+            if cfg.learner.kind != "hierarchical":
+                raise AsgError(f"--skills: method {p['method']} has no skills (a flat learner)")
+            learner = overrides.setdefault("learner", {})
+            learner["skills"] = p["skills"]
+            if p["skills"] == "deep":  # images are no table keys: k-means end states, the history meta-state
+                learner.setdefault("diversity", {})["abstraction"] = "kmeans"
+                learner["meta"] = {"state": "history"}
         cfg = merge_overrides(cfg, overrides) if overrides else cfg
         # the model is read, the subgoals built and checked before any file is written
         run = TrainRun.create(p["out"] or default_run_path("runs", domain, p["method"], p["seed"]), cfg, plugin=plugin)

@@ -85,6 +85,8 @@ def test_compare_writes_table_and_plot(tmp_path):
     (["train", "--domain", "mario", "--steps", "0"], "--steps"),
     (["train", "--domain", "mario", "--bogus"], "No such option"),
     (["train", "--domain", "mario", "--method", "landmark-hrl", "--k", "3"], "--k"),
+    (["train", "--domain", "mario", "--method", "goal-q", "--skills", "deep"], "--skills: method goal-q has no skills"),
+    (["train", "--domain", "mario", "--skills", "neural"], "--skills"),
     (["train", "--domain", "mario", "--model", "/nonexistent/m.pddl"], "no such file or bundled model"),
     (["compare", "--domain", "zelda"], "unknown domain 'zelda'"),
     (["compare", "--domain", "mario", "--methods", "asgrl,nope"], "unknown method 'nope'"),
@@ -165,3 +167,13 @@ def test_an_interrupt_checkpoints_and_resume_continues(tmp_path, monkeypatch, si
     resumed = run("train", "--resume", str(out), "--steps", str(partial["env_steps"] + 2000), "--json", "--quiet")
     assert resumed.exit_code == 0, resumed.output
     assert json.loads(resumed.stdout)["env_steps"] == partial["env_steps"] + 2000
+
+
+def test_skills_option_chooses_the_skill_learner(tmp_path):
+    out = tmp_path / "deep"
+    result = run("train", "--domain", "mario", "--skills", "deep", "--steps", "1500", "--eval-episodes", "1",
+                 "--out", str(out), "--quiet")
+    assert result.exit_code == 0, result.output
+    learner = json.loads((out / "config.json").read_text())["config"]["learner"]
+    assert learner["skills"] == "deep" and learner["diversity"]["abstraction"] == "kmeans"
+    assert learner["meta"]["state"] == "history"
