@@ -32,6 +32,7 @@ from asg.learning.asgrl.config import PRESETS
 from asg.learning.asgrl.evaluation import curve_on_grid, mean_band, step_grid
 from asg.learning.asgrl.experiments import GridRun, finished_run, grid_config, run_grid, summarize
 from asg.learning.errors import ConfigError
+from asg.learning.plots import Band, plot_bands
 from asg.learning.registry import METHODS
 from asg.learning.run_dir import RunDir, atomic_write, atomic_write_json
 
@@ -106,36 +107,8 @@ def format_markdown(title: str, meta: dict[str, Any], summary: dict[str, list[di
 
 def plot(title: str, domain_curves: dict[str, dict[str, dict[str, Any]]], path: Path) -> None:
     """One panel per domain: mean success against env steps, ±1 s.e.m. shaded."""
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    n = max(len(domain_curves), 1)
-    cols = min(n, 2)
-    rows = (n + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 3.8 * rows), squeeze=False)
-    for ax, (domain, table) in zip(axes.flat, domain_curves.items()):
-        for method, c in table.items():
-            ax.plot(c["steps"], c["mean"], label=f"{_label(method)} (n={c['seeds']})")
-            ax.fill_between(c["steps"], c["low"], c["high"], alpha=0.2)
-        ax.set_title(domain)
-        ax.set_xlabel("environment steps")
-        ax.set_ylabel("success rate")
-        ax.set_ylim(-0.05, 1.05)
-        ax.grid(alpha=0.3)
-        if table:
-            ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(domain_curves):]:
-        ax.axis("off")
-    fig.suptitle(title)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
-    atomic_write(path, buf.getvalue())
+    plot_bands(path, {domain: [Band(f"{_label(method)} (n={c['seeds']})", c["steps"], c["mean"], c["low"], c["high"])
+                               for method, c in table.items()] for domain, table in domain_curves.items()}, title)
 
 
 def reduce_runs(found: dict[str, list[GridRun]], results: Path, name: str, meta: dict[str, Any]) -> dict[str, Any]:

@@ -1,14 +1,15 @@
-"""The one curve plotter of a run folder: panels of named series from metrics rows, as a PNG.
+"""The one curve plotter: panels of named series from metrics rows, or of mean curves with bands.
 
 Each stage describes its figure as :class:`Panel` s over its own metrics rows (the dicts it writes
-to ``metrics.csv``); :func:`plot_curves` draws them side by side with matplotlib (imported on
-use, ``Agg``) and writes the PNG atomically.
+to ``metrics.csv``); :func:`plot_curves` draws them side by side. Comparisons across seeds (``asg
+compare``, Figure 3) give :class:`Band` s (a mean curve and its band) per panel to
+:func:`plot_bands`. Both use matplotlib (imported on use, ``Agg``) and write the PNG atomically.
 """
 from __future__ import annotations
 
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,9 +83,60 @@ def plot_curves(path: str | Path, rows: Sequence[dict[str, Any]], panels: Sequen
         ax.grid(alpha=0.3)
     if title:
         (fig.suptitle if len(panels) > 1 else axes[0][0].set_title)(title)
+    return _save(fig, path, 100)
+
+
+@dataclass(frozen=True)
+class Band:
+    """One mean curve and its band (over seeds): ``x``, ``mean``, ``low``, ``high`` of equal length."""
+
+    label: str
+    x: Sequence[float]
+    mean: Sequence[float]
+    low: Sequence[float]
+    high: Sequence[float]
+
+
+def plot_bands(path: str | Path, panels: Mapping[str, Sequence[Band]], title: str = "",
+               xlabel: str = "environment steps", ylabel: str = "success rate",
+               ylim: tuple[float, float] | None = (-0.05, 1.05), cols: int = 2,
+               panel_size: tuple[float, float] = (6.0, 3.8)) -> Path:
+    """One panel per entry of ``panels`` (its key is the panel's title), each band shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = max(len(panels), 1)
+    cols = min(n, cols)
+    rows = (n + cols - 1) // cols
+    width, height = panel_size
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    for ax, (name, bands) in zip(axes.flat, panels.items()):
+        for band in bands:
+            ax.plot(band.x, band.mean, label=band.label)
+            ax.fill_between(band.x, band.low, band.high, alpha=0.2)
+        ax.set_title(name)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if ylim is not None:
+            ax.set_ylim(*ylim)
+        ax.grid(alpha=0.3)
+        if bands:
+            ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    if title:
+        fig.suptitle(title)
+    return _save(fig, path, 90)
+
+
+def _save(fig: Any, path: str | Path, dpi: int) -> Path:
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
+    fig.savefig(buf, format="png", dpi=dpi)
     plt.close(fig)
     atomic_write(Path(path), buf.getvalue())
     return Path(path)

@@ -21,6 +21,7 @@ from asg.learning.asgrl.config import TrainConfig, config_to_dict, make_config, 
 from asg.learning.asgrl.evaluation import curve_on_grid, mean_band, step_grid
 from asg.learning.asgrl.trainer import Progress, TrainResult, TrainRun, train
 from asg.learning.errors import ConfigError
+from asg.learning.plots import Band, plot_bands
 from asg.learning.registry import METHODS, DomainBinding
 from asg.learning.run_dir import CHECKPOINT, CONFIG, RESULT, RunDir, atomic_write, atomic_write_json
 
@@ -146,37 +147,18 @@ def format_table(domain: str, summary: Sequence[dict[str, Any]]) -> str:
 
 
 def plot_grid(domain: str, runs: Sequence[GridRun], path: str | Path) -> Path:
-    """Mean greedy success vs env steps per method with a 95 % band over seeds."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """Mean greedy success vs env steps per method with a 95 % band over seeds (``plots.plot_bands``)."""
     total = max((r.result.env_steps for r in runs), default=1)
     grid = step_grid(max(total, 1))
-    fig, ax = plt.subplots(figsize=(7, 4))
+    bands = []
     for method in dict.fromkeys(r.method for r in runs):
         curves = np.stack([curve_on_grid([float(x["env_steps"]) for x in r.rows],
                                          [float(x["success_rate"]) for x in r.rows], grid)
                            for r in runs if r.method == method and r.rows])
         mean, low, high = mean_band(curves)
-        ax.plot(grid, mean, label=METHODS[method].label if method in METHODS else method)
-        ax.fill_between(grid, low, high, alpha=0.2)
-    ax.set_xlabel("environment steps")
-    ax.set_ylabel("greedy success rate")
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_title(f"{domain}: mean over seeds, 95% band")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    import io
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    plt.close(fig)
-    target = Path(path)
-    atomic_write(target, buf.getvalue())
-    return target
+        bands.append(Band(METHODS[method].label if method in METHODS else method, grid, mean, low, high))
+    return plot_bands(path, {f"{domain}: mean over seeds, 95% band": bands}, ylabel="greedy success rate",
+                      panel_size=(7.0, 4.0))
 
 
 def write_report(domain: str, runs: Sequence[GridRun], out: str | Path) -> dict[str, Any]:
