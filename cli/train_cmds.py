@@ -116,8 +116,8 @@ def print_next(*commands: tuple[str, str]) -> None:
 
 
 @click.command("train", short_help="Train ASGRL on a domain (or the Fetch pipeline).")
-@click.option("--domain", help="An ASGRL domain (asg models; household-v1, household-v2, minecraft, mario, "
-                               "pixel-mario) or fetch-programs (the AlphaNPI-X pipeline).")
+@click.option("--domain", help="An ASGRL domain (household-v1, household-v2, minecraft, mario, pixel-mario, "
+                               "or a plug-in's) or fetch-programs (the AlphaNPI-X pipeline).")
 @click.option("--env", "env_id", help="A world of your own instead of --domain: a Gymnasium id or "
                                      "module:callable, with --labeler and --model (examples/).")
 @click.option("--labeler", help="With --env: module:NAME of its labeler (a dict atom -> predicate, or a Labeler).")
