@@ -33,7 +33,7 @@ from torch import nn
 from asg.learning.asgrl.config import DeepQConfig, HierarchicalConfig, QConfig
 from asg.learning.asgrl.diversity import SkillSet
 from asg.learning.asgrl.subgoals import SubgoalSet
-from asg.learning.asgrl.tabular_q import BonusFn
+from asg.learning.asgrl.tabular_q import BonusFn, RingBuffer
 from asg.learning.torch_state import torch_threads
 
 
@@ -101,62 +101,24 @@ _FIELDS = (("a", np.int16), ("r", np.float32), ("done", np.bool_), ("bonus", np.
            ("ret", np.float32))
 
 
-class ImageReplay:
+class ImageReplay(RingBuffer):
     """A ring of (s, a, r, s2, done, bonus, head, ret) with pooled uint8 images; grows by doubling.
 
     ``ret`` is the discounted return the skill actually got from s (SIL rows), -inf where unknown."""
 
-    def __init__(self, capacity: int, n_in: int, initial: int = 1024) -> None:
-        self.capacity, self.n_in = capacity, n_in
-        size = min(capacity, initial)
-        self.data: dict[str, np.ndarray] = {"s": np.zeros((size, n_in), np.uint8),
-                                            "s2": np.zeros((size, n_in), np.uint8),
-                                            **{name: np.zeros(size, dt) for name, dt in _FIELDS}}
-        self.size = 0
-        self._next = 0
+    label = "image replay"
 
-    def __len__(self) -> int:
-        return self.size
+    def __init__(self, capacity: int, n_in: int, initial: int = 1024) -> None:
+        images = [("s", np.uint8, (n_in,)), ("s2", np.uint8, (n_in,))]
+        super().__init__(images + [(name, dtype, ()) for name, dtype in _FIELDS], capacity, initial)
+        self.n_in = n_in
 
     def add(self, s: np.ndarray, a: int, r: float, s2: np.ndarray, done: bool, bonus: bool, head: int,
             ret: float = -np.inf) -> None:
         """Append one transition (overwriting the oldest when full)."""
-        rows = len(self.data["a"])
-        if self._next >= rows:
-            if rows < self.capacity:
-                new = min(self.capacity, 2 * rows)
-                for name, arr in self.data.items():
-                    grown = np.zeros((new, *arr.shape[1:]), arr.dtype)
-                    grown[:rows] = arr
-                    self.data[name] = grown
-            else:
-                self._next = 0
-        i, d = self._next, self.data
+        i, d = self._slot(), self.data
         d["s"][i], d["a"][i], d["r"][i], d["s2"][i] = s, a, r, s2
         d["done"][i], d["bonus"][i], d["head"][i], d["ret"][i] = done, bonus, head, ret
-        self._next = i + 1
-        self.size = min(self.size + 1, self.capacity)
-
-    def sample(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
-        """``n`` transitions drawn uniformly with replacement."""
-        idx = rng.integers(0, self.size, n)
-        return {name: arr[idx] for name, arr in self.data.items()}
-
-    def state_dict(self) -> dict[str, Any]:
-        """The allocated arrays, size and ring position."""
-        return {"data": dict(self.data), "size": self.size, "next": self._next}
-
-    def load_state_dict(self, data: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict` output; ``ValueError`` when it does not fit."""
-        arrays = {name: np.asarray(data["data"][name]) for name in self.data}
-        rows = {len(a) for a in arrays.values()}
-        if (len(rows) != 1 or rows.pop() > self.capacity or arrays["s"].shape[1:] != (self.n_in,)
-                or any(arrays[name].dtype != self.data[name].dtype for name in arrays)):
-            raise ValueError("image replay arrays of the wrong type or shape")
-        size, nxt = int(data["size"]), int(data["next"])
-        if not (0 <= size <= self.capacity and 0 <= nxt <= len(arrays["a"])):
-            raise ValueError("image replay counters out of range")
-        self.data, self.size, self._next = arrays, size, nxt
 
 
 # ---------------------------------------------------------------------------------- update step

@@ -7,7 +7,7 @@ schedule of reference_code.md §1.5). No torch here.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -96,57 +96,42 @@ _FIELDS = (("s", np.int32), ("a", np.int16), ("s2", np.int32), ("r", np.float32)
            ("done", np.bool_), ("bonus", np.bool_))
 
 
-class TransitionBuffer:
-    """A ring buffer of (s, a, s2, r, done, bonus) that grows by doubling up to ``capacity``.
+class RingBuffer:
+    """A ring buffer of named fields (``name``, dtype, row shape) that grows by doubling up to
+    ``capacity`` and then overwrites the oldest rows; sampled uniformly; checkpointed as its arrays.
+    Subclasses add rows through :meth:`_slot` (the index to write next)."""
 
-    ``bonus`` marks transitions whose reward gets a term computed at replay time (the diversity
-    reward of a landmark state, recomputed with the current counts as in §1.6).
-    """
+    label = "ring buffer"  # what its load errors call it
 
-    def __init__(self, capacity: int, initial: int = 1024) -> None:
+    def __init__(self, fields: Sequence[tuple[str, Any, tuple[int, ...]]], capacity: int, initial: int = 1024) -> None:
         self.capacity = capacity
         size = min(capacity, initial)
-        self.data = {name: np.zeros(size, dtype) for name, dtype in _FIELDS}
+        self.data: dict[str, np.ndarray] = {name: np.zeros((size, *shape), dtype) for name, dtype, shape in fields}
         self.size = 0
         self._next = 0
 
     def __len__(self) -> int:
         return self.size
 
-    def _grow(self) -> None:
-        rows = len(self.data["s"])
-        if rows >= self.capacity:
-            return
-        new = min(self.capacity, 2 * rows)
-        for name, arr in self.data.items():
-            grown = np.zeros(new, arr.dtype)
-            grown[:rows] = arr
-            self.data[name] = grown
-
-    def add(self, s: int, a: int, s2: int, r: float, done: bool, bonus: bool) -> None:
-        """Append one transition (overwriting the oldest when full)."""
-        if self._next >= len(self.data["s"]):
-            self._grow()
-            if self._next >= len(self.data["s"]):
+    def _slot(self) -> int:
+        """The row to write next (growing the arrays, or wrapping round once full); counts it."""
+        rows = len(next(iter(self.data.values())))
+        if self._next >= rows:
+            if rows < self.capacity:
+                new = min(self.capacity, 2 * rows)
+                for name, arr in self.data.items():
+                    grown = np.zeros((new, *arr.shape[1:]), arr.dtype)
+                    grown[:rows] = arr
+                    self.data[name] = grown
+            else:
                 self._next = 0
         i = self._next
-        d = self.data
-        d["s"][i] = s
-        d["a"][i] = a
-        d["s2"][i] = s2
-        d["r"][i] = r
-        d["done"][i] = done
-        d["bonus"][i] = bonus
         self._next = i + 1
         self.size = min(self.size + 1, self.capacity)
-
-    def extend(self, rows: list[tuple[int, int, int, float, bool, bool]]) -> None:
-        """Append many transitions."""
-        for row in rows:
-            self.add(*row)
+        return i
 
     def sample(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
-        """``n`` transitions drawn uniformly with replacement."""
+        """``n`` rows drawn uniformly with replacement."""
         idx = rng.integers(0, self.size, n)
         return {name: arr[idx] for name, arr in self.data.items()}
 
@@ -155,16 +140,41 @@ class TransitionBuffer:
         return {"data": dict(self.data), "size": self.size, "next": self._next}
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict` output (the capacity comes from the config)."""
-        arrays = {name: np.asarray(data["data"][name]) for name, _ in _FIELDS}
+        """Restore from :meth:`state_dict` output (the capacity comes from the config); ``ValueError``
+        when the arrays or counters do not fit this buffer's fields."""
+        arrays = {name: np.asarray(data["data"][name]) for name in self.data}
         rows = {len(a) for a in arrays.values()}
         if len(rows) != 1 or rows.pop() > self.capacity or any(
-                arrays[name].dtype != dtype or arrays[name].ndim != 1 for name, dtype in _FIELDS):
-            raise ValueError("transition buffer arrays of the wrong type or length")
+                arrays[name].dtype != ref.dtype or arrays[name].shape[1:] != ref.shape[1:]
+                for name, ref in self.data.items()):
+            raise ValueError(f"{self.label} arrays of the wrong type or shape")
         size, nxt = int(data["size"]), int(data["next"])
-        if not (0 <= size <= self.capacity and 0 <= nxt <= len(arrays["s"])):
-            raise ValueError("transition buffer counters out of range")
+        if not (0 <= size <= self.capacity and 0 <= nxt <= len(next(iter(arrays.values())))):
+            raise ValueError(f"{self.label} counters out of range")
         self.data, self.size, self._next = arrays, size, nxt
+
+
+class TransitionBuffer(RingBuffer):
+    """A ring buffer of (s, a, s2, r, done, bonus) that grows by doubling up to ``capacity``.
+
+    ``bonus`` marks transitions whose reward gets a term computed at replay time (the diversity
+    reward of a landmark state, recomputed with the current counts as in §1.6).
+    """
+
+    label = "transition buffer"
+
+    def __init__(self, capacity: int, initial: int = 1024) -> None:
+        super().__init__([(name, dtype, ()) for name, dtype in _FIELDS], capacity, initial)
+
+    def add(self, s: int, a: int, s2: int, r: float, done: bool, bonus: bool) -> None:
+        """Append one transition (overwriting the oldest when full)."""
+        i, d = self._slot(), self.data
+        d["s"][i], d["a"][i], d["s2"][i], d["r"][i], d["done"][i], d["bonus"][i] = s, a, s2, r, done, bonus
+
+    def extend(self, rows: list[tuple[int, int, int, float, bool, bool]]) -> None:
+        """Append many transitions."""
+        for row in rows:
+            self.add(*row)
 
 
 BonusFn = Callable[[np.ndarray], np.ndarray]  # s2 ids (m,) -> extra reward (m,)
