@@ -12,8 +12,8 @@ from pathlib import Path
 
 import click
 
-from asg.cli.options import OutputPath, need_output_for_pictures
-from asg.learning.atomic import atomic_output, atomic_write
+from asg.cli.options import OutputPath, need_output_for_pictures, write_or_echo
+from asg.learning.atomic import atomic_output
 from asg.planning.errors import AsgError
 
 FORMATS = ("text", "png", "svg")
@@ -30,7 +30,7 @@ INITIAL_STATES = ("table", "training")
 def programs(as_json: bool, fmt: str, output: Path | None) -> None:
     """The Fetch program library: levels, arguments, pre/post-conditions, who calls whom, and each
     non-atomic program's landmark subgoals (from every block on the table)."""
-    from asg.planning.program_view import draw_hierarchy, library_text
+    from asg.planning.program_view import draw_hierarchy, library_json, library_text
     from asg.planning.programs import fetch_library
 
     if as_json and fmt != "text":
@@ -39,27 +39,13 @@ def programs(as_json: bool, fmt: str, output: Path | None) -> None:
 
     library = fetch_library()
     if as_json:
-        data = library.to_json()
-        for entry in data["programs"]:
-            entry["subgoals"] = None if entry["level"] == 0 else [str(a) for a in library.subgoals(entry["name"])]
-        _emit(json.dumps(data, indent=2), output)
+        write_or_echo(json.dumps(library_json(library), indent=2) + "\n", output)
     elif fmt == "text":
-        _emit(library_text(library), output)
+        write_or_echo(library_text(library) + "\n", output)
     else:
         with atomic_output(output) as handle:
             handle.write(draw_hierarchy(library, fmt))
         click.echo(f"wrote {output}")
-
-
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        click.echo(text)
-        return
-    try:
-        atomic_write(output, (text + "\n").encode("utf-8"))
-    except OSError as err:
-        raise AsgError(f"-o/--output {output}: cannot write ({err.strerror})") from None
-    click.echo(f"wrote {output}")
 
 
 @click.group("fetch", short_help="Run programs in the Fetch 4-block, 2-zone world.")
@@ -107,17 +93,11 @@ def run(program: str, controller: str, seed: int, initial_state: str, frames: Pa
     click.echo(f"{name} (seed {seed}, {initial_state} start)")
     click.echo("  start: " + " ".join(sorted(map(str, env.atoms()))))
     result = execute_program(env, name, ScriptedController(), on_step=writer)
-    if result.plan is not None and not result.plan.atomic:
-        click.echo("plan (exact behaviour model):")
-        click.echo("\n".join("  " + line for line in result.plan.lines()))
-    if result.calls:
-        click.echo("executed (scripted controller, re-planning after each atomic program):")
-    for k, call in enumerate(result.calls, start=1):
-        click.echo(f"  {k:2d}. {call.program:<26} {'ok' if call.success else 'FAILED'}")
+    for line in result.lines():
+        click.echo(line)
     click.echo("  end:   " + " ".join(sorted(map(str, env.atoms()))))
     if writer is not None:
         click.echo(f"wrote {writer.count} frames to {frames}")
     env.close()
-    verdict = "success" if result.success else f"failure{': ' + result.reason if result.reason else ''}"
-    click.echo(f"{verdict} ({result.steps} steps, {len(result.calls)} atomic calls)")
+    click.echo(result.verdict())
     sys.exit(0 if result.success else 1)

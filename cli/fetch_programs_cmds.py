@@ -8,26 +8,19 @@ them. ``train_cmds`` has already refused the options of other workflows.
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from asg.cli.options import apply_config_file, split_list
+from asg.cli.options import echo_result, fields_as_options, print_next, split_list
 from asg.cli.progress import Stages
+from asg.learning.configio import override_file
 from asg.learning.fetch_programs import DOMAIN, MODES, STAGES, SUITES, WORLD_MODELS
 from asg.planning.errors import AsgError
 
 __all__ = ["DOMAIN", "MODES", "STAGES", "SUITES", "WORLD_MODELS", "evaluate", "train"]
-
-
-def _check_learned(world_model: str | None, behaviour_model: Path | None, default: str) -> str:
-    kind = world_model or default
-    if behaviour_model is not None and kind != "learned":
-        raise AsgError("--behaviour-model: only with --world-model learned")
-    return kind
 
 
 def train(p: dict[str, Any], workflow: str) -> None:
@@ -43,33 +36,12 @@ def train(p: dict[str, Any], workflow: str) -> None:
     out = Path(p["resume"] or p["out"] or fp.default_out(None if workflow == "pipeline" else workflow, preset, seed))
     stages = Stages(quiet=p["quiet"])
     try:
-        if workflow == "pipeline":
-            kind = _check_learned(p["world_model"], None, "learned")
-            result: Any = fp.train_pipeline(
-                out, preset=preset, seed=seed, workers=p["workers"] or 1, world_model_kind=kind,
-                reuse_shipped=bool(p["reuse_shipped"]), progress=stages,
-                on_stage=lambda stage, what: click.echo(f"[{stage}] {what}", err=True))
-        elif workflow == "goal-policy":
-            config = None
-            if not resume:
-                config = fp.goal_policy_config(preset)
-                config = apply_config_file(config, p["config_file"]) if p["config_file"] else config
-            result = fp.train_goal_policy(out, config=config, resume=resume, seed=seed, workers=p["workers"] or 1,
-                                          ray_address=p["ray_address"], max_epochs=p["max_epochs"], progress=stages)
-        elif workflow == "behaviour-model":
-            config = fp.behaviour_config(preset)
-            config = apply_config_file(config, p["config_file"]) if p["config_file"] else config
-            result = fp.train_behaviour_model(out, p["policy"] or fp.shipped("goal-policy"), config=config,
-                                              episodes=p["episodes"], seed=seed, progress=stages)
-        else:
-            kind = _check_learned(p["world_model"], p["behaviour_model"], "learned")
-            result = fp.train_meta_controller(out, world_model_kind=kind, behaviour_model=p["behaviour_model"],
-                                              resume=resume, seed=seed, preset=preset, iterations=p["iterations"],
-                                              workers=p["workers"], ray_address=p["ray_address"], progress=stages)
+        with fields_as_options():
+            result = _train(fp, p, workflow, out, resume, stages)
     finally:
         stages.close()
     if p["as_json"]:
-        click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True, default=str))
+        echo_result(result, True)
     else:
         _report(result, workflow, out)
     if result.status == "interrupted":
@@ -79,8 +51,28 @@ def train(p: dict[str, Any], workflow: str) -> None:
         sys.exit(130)
 
 
+def _train(fp: Any, p: dict[str, Any], workflow: str, out: Path, resume: bool, stages: Stages) -> Any:
+    """The library call of ``workflow``: the whole pipeline or one stage."""
+    preset, seed, kind = p["preset"] or "fast", p["seed"], p["world_model"] or "learned"
+    if workflow == "pipeline":
+        return fp.train_pipeline(out, preset=preset, seed=seed, workers=p["workers"] or 1, world_model_kind=kind,
+                                 reuse_shipped=bool(p["reuse_shipped"]), progress=stages,
+                                 on_stage=lambda stage, what: click.echo(f"[{stage}] {what}", err=True))
+    if workflow == "goal-policy":
+        config = None if resume else override_file(fp.goal_policy_config(preset), p["config_file"])
+        return fp.train_goal_policy(out, config=config, resume=resume, seed=seed, workers=p["workers"] or 1,
+                                    ray_address=p["ray_address"], max_epochs=p["max_epochs"], progress=stages)
+    if workflow == "behaviour-model":
+        return fp.train_behaviour_model(out, p["policy"] or fp.shipped("goal-policy"), progress=stages,
+                                        config=override_file(fp.behaviour_config(preset), p["config_file"]),
+                                        episodes=p["episodes"], seed=seed)
+    return fp.train_meta_controller(out, world_model_kind=kind, behaviour_model=p["behaviour_model"],
+                                    resume=resume, seed=seed, preset=preset, iterations=p["iterations"],
+                                    workers=p["workers"], ray_address=p["ray_address"], progress=stages)
+
+
 def _report(result: Any, workflow: str, out: Path) -> None:
-    from asg.cli.train_cmds import print_next, written_files
+    from asg.learning.run_dir import describe_files
 
     if workflow == "pipeline":
         for name, stage in result.stages.items():
@@ -94,9 +86,8 @@ def _report(result: Any, workflow: str, out: Path) -> None:
                    (f"asg eval --domain {DOMAIN} --suite non-atomic --mode replan --checkpoint {mc} "
                     f"--world-model learned --behaviour-model {model}", ""))
         return
-    for line in result.lines():
-        click.echo(line)
-    click.echo(f"wrote {written_files(out)}")
+    echo_result(result, False)
+    click.echo(f"wrote {describe_files(out)}")
     if workflow == "goal-policy":
         follow = [f"asg eval --domain {DOMAIN} --suite atomic --policy {result.artifact}",
                   f"asg train --domain {DOMAIN} --stage behaviour-model --policy {result.artifact}"]
@@ -117,20 +108,16 @@ def evaluate(p: dict[str, Any], suite: str) -> None:
         from asg.planning.programs import fetch_library
 
         programs = split_list("--programs", p["program_list"], [prog.name for prog in fetch_library().atomic])
-    kind = _check_learned(p["world_model"], p["behaviour_model"], "learned")
     stages = Stages(quiet=p["as_json"])
     try:
-        result = fp.evaluate_suite(suite, episodes=p["episodes"] or 100, seed=p["seed"], policy=p["policy"],
-                                   programs=programs, starts=p["starts"] or "table", mode=p["mode"] or "replan",
-                                   checkpoint=p["checkpoint"], world_model_kind=kind,
-                                   behaviour_model=p["behaviour_model"], out=p["out"], progress=stages,
-                                   psi_prunings=None if p["psi_prunings"] is None else p["psi_prunings"] == "on")
+        with fields_as_options():
+            result = fp.evaluate_suite(suite, episodes=p["episodes"] or 100, seed=p["seed"], policy=p["policy"],
+                                       programs=programs, starts=p["starts"] or "table", mode=p["mode"] or "replan",
+                                       checkpoint=p["checkpoint"], world_model_kind=p["world_model"] or "learned",
+                                       behaviour_model=p["behaviour_model"], out=p["out"], progress=stages,
+                                       psi_prunings=None if p["psi_prunings"] is None else p["psi_prunings"] == "on")
     finally:
         stages.close()
-    if p["as_json"]:
-        click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True))
-        return
-    for line in result.lines():
-        click.echo(line)
-    if result.saved:
+    echo_result(result, p["as_json"])
+    if result.saved and not p["as_json"]:
         click.echo(f"saved: {', '.join(result.saved)}")

@@ -2,28 +2,26 @@
 
 - ``ModelPath``: a PDDL file, or a bundled model's name (``asg models`` lists them).
 - ``InputPath``: an existing file or folder (an empty string is refused, not read as ``.``).
-- ``OutputPath``: where a command will write a file or a folder, checked before any work starts:
-  the parent folder exists, the place is writable (probed, so ``/proc`` and read-only mounts are
-  caught even as root), a file is not meant where a folder stands or the other way round, and a
-  device such as ``/dev/null`` is not taken for a file.
+- ``OutputPath``: where a command will write a file or a folder, checked before any work starts
+  (``asg.learning.atomic.check_writable``: the parent exists, the place is writable, a file is not
+  meant where a folder stands, ``/dev/null`` is no file).
 - ``LazyChoice``: a ``click.Choice`` whose choices are read on first use (keeps ``asg`` fast).
 
 Errors are ``AsgError`` lines naming the option: ``error: --out /proc/x: cannot write in /proc (...)``.
 """
 from __future__ import annotations
 
-import os
-import stat
-import tempfile
-from collections.abc import Callable
+import contextlib
+import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
+from asg.learning.atomic import UnwritableError, atomic_write, check_writable
+from asg.learning.configio import FieldError
 from asg.planning.errors import AsgError
-
-T = TypeVar("T")
 
 
 def option_name(param: click.Parameter | None) -> str:
@@ -96,58 +94,13 @@ class OutputPath(click.ParamType):
         return "FILE" if self.kind == "file" else "DIR"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
-        return check_output(value, self.kind, option_name(param))
-
-
-def check_output(value: str | Path, kind: str, option: str) -> Path:
-    """``value`` as a ``Path`` if a ``kind`` ("file" or "dir") can be written there; else ``AsgError``."""
-    text = str(value)
-    where = f"{option} {text}"
-    if not text.strip():
-        raise AsgError(f"{option}: an empty path")
-    path = Path(text).expanduser()
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        info = None
-    except OSError as err:
-        raise AsgError(f"{where}: cannot use it ({err.strerror})") from None
-    if info is not None:
-        if kind == "file":
-            if stat.S_ISDIR(info.st_mode):
-                raise AsgError(f"{where}: is a folder; give a file name")
-            if not stat.S_ISREG(info.st_mode):
-                raise AsgError(f"{where}: not a regular file (a device or pipe); give a file name")
-            if not os.access(path, os.W_OK):
-                raise AsgError(f"{where}: the file is not writable")
-            _probe(path.parent, where)
-        else:
-            if stat.S_ISREG(info.st_mode):
-                raise AsgError(f"{where}: is a file; give a folder")
-            if not stat.S_ISDIR(info.st_mode):
-                raise AsgError(f"{where}: not a folder (a device or pipe)")
-            _probe(path, where)
-        return path
-    parent = path.parent
-    if not parent.exists():
-        raise AsgError(f"{where}: the folder {parent} does not exist")
-    if not parent.is_dir():
-        raise AsgError(f"{where}: {parent} is not a folder")
-    _probe(parent, where)
-    return path
-
-
-def _probe(folder: Path, where: str) -> None:
-    """Create and remove a file in ``folder``: the only test that also holds for root and /proc."""
-    try:
-        fd, name = tempfile.mkstemp(prefix=".asg-write-test-", dir=folder)
-    except OSError as err:
-        raise AsgError(f"{where}: cannot write in {folder} ({err.strerror or type(err).__name__})") from None
-    os.close(fd)
-    try:
-        os.unlink(name)
-    except OSError:
-        pass
+        name, text = option_name(param), str(value)
+        if not text.strip():
+            raise AsgError(f"{name}: an empty path")
+        try:
+            return check_writable(text, self.kind)
+        except UnwritableError as err:
+            raise AsgError(f"{name} {text}: {err.reason}") from None
 
 
 def need_output_for_pictures(fmt: str, output: Path | None) -> None:
@@ -180,8 +133,8 @@ class LazyChoice(click.Choice):
         self._choices = tuple(value)
 
 
-def split_list(option: str, value: str | None, known: list[str]) -> list[str] | None:
-    """``A,B`` -> ``["A", "B"]``, each checked against ``known`` (case-insensitively)."""
+def split_list(option: str, value: str | None, known: list[str], what: str = "name") -> list[str] | None:
+    """``A,B`` -> ``["A", "B"]``, each checked against ``known`` (case-insensitively; ``what`` a name is)."""
     if value is None:
         return None
     by_lower = {name.lower(): name for name in known}
@@ -190,45 +143,82 @@ def split_list(option: str, value: str | None, known: list[str]) -> list[str] | 
         if not item:
             continue
         if item.lower() not in by_lower:
-            raise AsgError(f"{option}: unknown name {item!r}; choose from {', '.join(known)}")
+            raise AsgError(f"{option}: unknown {what} {item!r}; choose from {', '.join(known)}")
         chosen.append(by_lower[item.lower()])
     if not chosen:
         raise AsgError(f"{option}: an empty list")
     return chosen
 
 
-def apply_config_file(cfg: T, path: Path) -> T:
-    """``cfg`` with the nested fields of the JSON file ``path`` on top (a whole saved ``config.json``,
-    ``{"config": {...}, ...}``, works too), every value checked; errors name the file and key path."""
-    import json
-
-    from asg.learning.configio import override
-    from asg.learning.errors import ConfigError
-
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise AsgError(f"{path}: no such config file") from None
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise AsgError(f"{path}: not a JSON config ({type(err).__name__})") from None
-    if isinstance(data, dict) and isinstance(data.get("config"), dict):
-        data = data["config"]
-    if not isinstance(data, dict):
-        raise AsgError(f"{path}: a config file must hold a JSON object")
-    try:
-        return override(cfg, data, "config")
-    except ConfigError as err:
-        raise ConfigError(f"{path}: {err}") from None
-
-
 def refuse_out_of_scope(ctx: click.Context, scopes: dict[str, frozenset[str]], workflow: str,
-                        message: Callable[[str, frozenset[str]], str]) -> None:
+                        message: Callable[[str, frozenset[str], str], str]) -> None:
     """A usage error for the first option given on the command line (or in the environment) whose
     scope does not hold ``workflow``: options of one workflow are refused by the others, not ignored.
     ``scopes`` maps a parameter name to the workflows it belongs to (absent: every workflow);
-    ``message(flag, scope)`` words the error."""
+    ``message(flag, scope, workflow)`` words the error."""
     given = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
     for param in ctx.command.params:
         scope = scopes.get(param.name or "")
         if scope is not None and workflow not in scope and ctx.get_parameter_source(param.name or "") in given:
-            raise click.UsageError(message(option_name(param), scope), ctx)
+            raise click.UsageError(message(option_name(param), scope, workflow), ctx)
+
+
+def flag(name: str) -> str:
+    """How the user spells the running command's parameter ``name`` (``env_id`` -> ``--env``)."""
+    return next(option_name(p) for p in click.get_current_context().command.params if p.name == name)
+
+
+@contextlib.contextmanager
+def fields_as_options(**renamed: str) -> Iterator[None]:
+    """A library ``FieldError`` about an argument or config field, re-raised as one line naming the
+    running command's option of that name (or of ``renamed[field]``); the library names no flags."""
+    try:
+        yield
+    except FieldError as err:
+        name = renamed.get(err.field, err.field)
+        if name not in {p.name for p in click.get_current_context().command.params}:
+            raise
+        raise AsgError(f"{flag(name)}: {err.detail}") from None
+
+
+def echo_result(result: Any, as_json: bool) -> None:
+    """A result object for the user: ``to_json()`` as sorted JSON, else its ``lines()`` or ``to_text()``."""
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True, default=str))
+    else:
+        click.echo("\n".join(result.lines()) if hasattr(result, "lines") else result.to_text())
+
+
+def write_or_echo(text: str, output: Path | None, err: bool = False) -> None:
+    """``text`` (ending in a newline) to stdout, or atomically to ``output`` and ``wrote OUTPUT`` to
+    stdout (to stderr with ``err``)."""
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        atomic_write(output, text.encode("utf-8"))
+    except OSError as error:
+        raise AsgError(f"-o/--output {output}: cannot write ({error.strerror})") from None
+    click.echo(f"wrote {output}", err=err)
+
+
+def print_next(*commands: tuple[str, str]) -> None:
+    """``next:`` and the commands a user would type after this one, each with why."""
+    width = max(len(command) for command, _ in commands)
+    click.echo("next:")
+    for command, why in commands:
+        click.echo(f"  {command:<{width}}  # {why}" if why else f"  {command}")
+
+
+def world_parts(domain: str | None, env: str | None, labeler: str | None, model: Path | str | None) -> bool:
+    """Whether ``--env``, ``--labeler`` and ``--model`` name a world of the user's own (instead of
+    ``--domain``); one line naming the option when they are given only in part or with --domain."""
+    if env is None and labeler is None:
+        return False
+    if domain is not None:
+        raise AsgError("--env: not with --domain (a world of your own is its own domain)")
+    missing = [name for name, value in (("--env", env), ("--labeler", labeler), ("--model", model)) if value is None]
+    if missing:
+        raise AsgError(f"{missing[0]}: needed with {'--labeler' if missing[0] == '--env' else '--env'} "
+                       "(--env, --labeler and --model name a world of your own together)")
+    return True

@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import click
 
-from asg.cli.options import ModelPath, OutputPath, need_output_for_pictures
-from asg.learning.atomic import atomic_write
-from asg.planning.errors import AsgError
+from asg.cli.options import ModelPath, OutputPath, need_output_for_pictures, write_or_echo
 
 FORMATS = ("text", "json", "dot", "html", "png", "svg")
 LENIENT_HELP = ("Accept what asg can repair, with a warning: declare undeclared predicates, read a "
@@ -73,18 +70,7 @@ def landmarks(file, problem, m, reasonable, fmt, output, lenient):
         text = to_html(graph)
     else:
         text = graph.to_text()
-    _emit(text, output)
-
-
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    try:
-        atomic_write(output, text.encode("utf-8"))
-    except OSError as err:
-        raise AsgError(f"-o {output}: cannot write ({err.strerror})") from None
-    click.echo(f"wrote {output}", err=True)
+    write_or_echo(text, output, err=True)
 
 
 @click.command(short_help="Plan with Fast Downward; validate on asg's task.")
@@ -106,11 +92,7 @@ def plan(file, problem, optimal, timeout, as_json, lenient):
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     elif result.solved:
-        for i, op in enumerate(result.plan, 1):
-            click.echo(f"{i:3d}. {op.name}")
-        kind = "optimal" if optimal else "satisficing"
-        click.echo(f"; {len(result.plan)} steps ({kind}, {result.planner}, {result.seconds:.2f} s), "
-                   "validated on asg's grounded task")
+        click.echo("\n".join(result.lines()))
     else:
         click.echo(f"no plan: {result.message}", err=True)
     if not result.solved:

@@ -17,7 +17,19 @@ from typing import Any
 import click
 
 from asg.cli import fetch_programs_cmds as fetch
-from asg.cli.options import InputPath, LazyChoice, ModelPath, OutputPath, apply_config_file, refuse_out_of_scope
+from asg.cli.options import (
+    InputPath,
+    LazyChoice,
+    ModelPath,
+    OutputPath,
+    echo_result,
+    fields_as_options,
+    flag,
+    print_next,
+    refuse_out_of_scope,
+    split_list,
+    world_parts,
+)
 from asg.cli.progress import Progress
 from asg.planning.errors import AsgError
 
@@ -26,7 +38,7 @@ FETCH_TRAIN = ("pipeline", *fetch.STAGES)
 _all_fetch = frozenset(FETCH_TRAIN)
 TRAIN_SCOPES: dict[str, frozenset[str]] = {
     **{name: frozenset({ASGRL}) for name in ("method", "model", "k", "steps", "eval_episodes", "eval_epsilon",
-                                            "curve_eval", "env_id", "labeler", "skills")},
+                                            "curve_eval", "env_id", "labeler", "skills", "observation")},
     "config_file": frozenset({ASGRL, "goal-policy", "behaviour-model"}),
     "resume": frozenset({ASGRL, *fetch.STAGES}),
     "preset": frozenset({ASGRL, "pipeline", *fetch.STAGES}),
@@ -36,6 +48,8 @@ TRAIN_SCOPES: dict[str, frozenset[str]] = {
     "world_model": frozenset({"pipeline", "meta-controller"}), "behaviour_model": frozenset({"meta-controller"}),
     "iterations": frozenset({"meta-controller"}), "reuse_shipped": frozenset({"pipeline"}),
 }
+RESUME_REFUSES = ("domain", "env_id", "observation", "model", "k", "skills", "config_file", "preset", "eval_epsilon",
+                  "curve_eval", "out")  # a resumed run keeps its saved config
 EVAL_SCOPES: dict[str, frozenset[str]] = {
     "run_dir": frozenset({ASGRL}), "suite": frozenset(fetch.SUITES), "policy": frozenset(fetch.SUITES),
     "program_list": frozenset({"atomic"}), "starts": frozenset({"atomic"}),
@@ -67,25 +81,21 @@ def _family(domain: str) -> str:
         raise AsgError(f"--domain: {err}") from None
 
 
-def _train_scope_error(workflow: str) -> Callable[[str, frozenset[str]], str]:
-    def message(flag: str, scope: frozenset[str]) -> str:
-        if workflow == ASGRL:
-            return f"{flag}: only with --domain {fetch.DOMAIN}"
-        where = "without --stage (the whole pipeline)" if workflow == "pipeline" else f"--stage {workflow}"
-        stages = sorted(scope & set(fetch.STAGES))
-        hint = "" if not stages else "; only with --stage " + " or ".join(stages)
-        return f"{flag}: not an option of --domain {fetch.DOMAIN} {where}{hint}"
-    return message
+def _train_scope_error(option: str, scope: frozenset[str], workflow: str) -> str:
+    if workflow == ASGRL:
+        return f"{option}: only with --domain {fetch.DOMAIN}"
+    where = "without --stage (the whole pipeline)" if workflow == "pipeline" else f"--stage {workflow}"
+    stages = sorted(scope & set(fetch.STAGES))
+    hint = "" if not stages else "; only with --stage " + " or ".join(stages)
+    return f"{option}: not an option of --domain {fetch.DOMAIN} {where}{hint}"
 
 
-def _eval_scope_error(workflow: str) -> Callable[[str, frozenset[str]], str]:
-    def message(flag: str, scope: frozenset[str]) -> str:
-        if workflow == ASGRL:
-            return f"{flag}: only with --domain {fetch.DOMAIN}"
-        if flag == "RUN_DIR":
-            return f"RUN_DIR: not used with --domain {fetch.DOMAIN}"
-        return f"{flag}: only with --suite {' or '.join(sorted(scope))}"
-    return message
+def _eval_scope_error(option: str, scope: frozenset[str], workflow: str) -> str:
+    if workflow == ASGRL:
+        return f"{option}: only with --domain {fetch.DOMAIN}"
+    if option == "RUN_DIR":
+        return f"RUN_DIR: not used with --domain {fetch.DOMAIN}"
+    return f"{option}: only with --suite {' or '.join(sorted(scope))}"
 
 
 def progress_bar(total: int, initial: int, quiet: bool, label: str) -> tuple[Progress, Callable[..., None]]:
@@ -97,30 +107,15 @@ def progress_bar(total: int, initial: int, quiet: bool, label: str) -> tuple[Pro
     return bar, update
 
 
-def written_files(folder: Path) -> str:
-    """``folder: a, b, c`` for the files a command wrote there (sorted; folders end in /)."""
-    try:
-        names = [p.name + ("/" if p.is_dir() else "") for p in sorted(Path(folder).iterdir())
-                 if not p.name.startswith(".")]
-    except OSError:
-        return str(folder)
-    return f"{folder}: {', '.join(names)}" if names else str(folder)
-
-
-def print_next(*commands: tuple[str, str]) -> None:
-    """``next:`` and the commands a user would type after this one, each with why."""
-    width = max(len(command) for command, _ in commands)
-    click.echo("next:")
-    for command, why in commands:
-        click.echo(f"  {command:<{width}}  # {why}" if why else f"  {command}")
-
-
 @click.command("train", short_help="Train ASGRL on a domain (or the Fetch pipeline).")
 @click.option("--domain", help="An ASGRL domain (household-v1, household-v2, minecraft, mario, pixel-mario, "
                                "or a plug-in's) or fetch-programs (the AlphaNPI-X pipeline).")
 @click.option("--env", "env_id", help="A world of your own instead of --domain: a Gymnasium id or "
                                      "module:callable, with --labeler and --model (examples/).")
 @click.option("--labeler", help="With --env: module:NAME of its labeler (a dict atom -> predicate, or a Labeler).")
+@click.option("--observation", type=click.Choice(["state", "view", "env"]),
+              help="With --env: what the skills read: state (Markov, for Q tables), view (Minigrid's egocentric "
+                   "view) or env (its own); default state, with --skills deep view (Minigrid) or env.")
 @click.option("--method", type=LazyChoice(_method_names), default="asgrl", show_default=True)
 @click.option("--model", type=ModelPath(), help="ASGRL: the symbolic model (PDDL file or bundled name; "
                                                 "default: the domain's).")
@@ -168,7 +163,7 @@ def train_cmd(ctx: click.Context, **params: Any) -> None:
     if domain is None and params["resume"] is None and params["env_id"] is None and params["labeler"] is None:
         raise AsgError("--domain is required (or --env with --labeler and --model, or --resume DIR)")
     workflow = ASGRL if domain is None or _family(domain) == ASGRL else params["stage"] or "pipeline"
-    refuse_out_of_scope(ctx, TRAIN_SCOPES, workflow, _train_scope_error(workflow))
+    refuse_out_of_scope(ctx, TRAIN_SCOPES, workflow, _train_scope_error)
     if workflow != ASGRL:
         fetch.train(params, workflow)
     else:
@@ -176,45 +171,24 @@ def train_cmd(ctx: click.Context, **params: Any) -> None:
 
 
 def _train_asgrl(p: dict[str, Any]) -> None:
-    from asg.learning.asgrl.config import PRESETS, make_config, merge_overrides
-    from asg.learning.asgrl.trainer import TrainRun, plugin_config, train
-    from asg.learning.run_dir import default_run_path
+    from asg.learning.asgrl.trainer import TrainRun, run_config, train
+    from asg.learning.run_dir import default_run_path, describe_files
 
-    if p["preset"] is not None and p["preset"] not in PRESETS:
-        raise AsgError(f"--preset: unknown preset {p['preset']!r} for an ASGRL domain; "
-                       f"choose from {', '.join(PRESETS)}")
     plugin = _plugin(p)
     if p["resume"] is not None:
-        given = [f for f in ("domain", "env_id", "model", "k", "skills", "config_file", "preset", "eval_epsilon",
-                             "curve_eval", "out") if p[f] is not None]
+        given = [name for name in RESUME_REFUSES if p[name] is not None]
         if given:
-            raise AsgError(f"--{given[0].replace('_file', '').replace('_', '-')}: not with --resume (give only "
-                           "--steps, --quiet and --json with it)")
+            raise AsgError(f"{flag(given[0])}: not with --resume (give only --steps, --quiet and --json with it)")
         run = TrainRun.resume(p["resume"], steps=p["steps"])
         _family(run.cfg.domain)
     else:
         domain = p["domain"] if plugin is None else _register_plugin(plugin)
         model = plugin["model"] if plugin is not None else str(p["model"]) if p["model"] else None
-        cfg = make_config(domain, p["method"], p["preset"] or "asg", seed=p["seed"], model=model)
-        cfg = cfg if plugin is None else plugin_config(cfg)
-        if p["config_file"] is not None:
-            cfg = apply_config_file(cfg, p["config_file"])
-        overrides: dict[str, Any] = {key: p[opt] for key, opt in (
-            ("final_eval_epsilon", "eval_epsilon"), ("curve_eval", "curve_eval"), ("total_steps", "steps"),
-            ("eval_episodes", "eval_episodes")) if p[opt] is not None}
-        if p["k"] is not None:
-            if cfg.learner.kind != "hierarchical" or cfg.learner.diversity.alpha == 0.0:
-                raise AsgError(f"--k: method {p['method']} has no diverse skills")
-            overrides["learner"] = {"diversity": {"k": p["k"], "k_overrides": []}}
-        if p["skills"] is not None:
-            if cfg.learner.kind != "hierarchical":
-                raise AsgError(f"--skills: method {p['method']} has no skills (a flat learner)")
-            learner = overrides.setdefault("learner", {})
-            learner["skills"] = p["skills"]
-            if p["skills"] == "deep":  # images are no table keys: k-means end states, the history meta-state
-                learner.setdefault("diversity", {})["abstraction"] = "kmeans"
-                learner["meta"] = {"state": "history"}
-        cfg = merge_overrides(cfg, overrides) if overrides else cfg
+        with fields_as_options(total_steps="steps", final_eval_epsilon="eval_epsilon"):
+            cfg = run_config(domain, p["method"], p["preset"] or "asg", seed=p["seed"], model=model,
+                             plugin=plugin is not None, config_file=p["config_file"], k=p["k"], skills=p["skills"],
+                             total_steps=p["steps"], eval_episodes=p["eval_episodes"],
+                             final_eval_epsilon=p["eval_epsilon"], curve_eval=p["curve_eval"])
         # the model is read, the subgoals built and checked before any file is written
         run = TrainRun.create(p["out"] or default_run_path("runs", domain, p["method"], p["seed"]), cfg, plugin=plugin)
     bar, update = progress_bar(run.cfg.total_steps, run.start_steps, p["quiet"], f"{run.cfg.domain}/{run.cfg.method}")
@@ -226,12 +200,12 @@ def _train_asgrl(p: dict[str, Any]) -> None:
         reason = result.stop_reason()
     finally:
         bar.close(reason)
-    click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True) if p["as_json"] else "\n".join(result.lines()))
+    echo_result(result, p["as_json"])
     if result.status == "interrupted":
         click.echo(f"interrupted; continue with: asg train --resume {run.run_dir.path}", err=True)
         sys.exit(130)
     if not p["as_json"]:
-        click.echo(f"wrote {written_files(run.run_dir.path)}")
+        click.echo(f"wrote {describe_files(run.run_dir.path)}")
         own_world = "plugin" in run.run_dir.read_config()
         compare = [] if own_world else [(f"asg compare --domain {run.cfg.domain} --seeds 3",
                                                   "against the paper's baselines")]
@@ -251,17 +225,16 @@ def _register_plugin(plugin: dict[str, str]) -> str:
 
 def _plugin(p: dict[str, Any]) -> dict[str, str] | None:
     """The parts of a plug-in world given with --env, --labeler and --model (None without --env)."""
-    if p["env_id"] is None and p["labeler"] is None:
+    if not world_parts(p["domain"], p["env_id"], p["labeler"], p["model"]):
+        if p["observation"] is not None and p["resume"] is None:
+            raise AsgError("--observation: only with --env (a world of your own)")
         return None
-    if p["domain"] is not None:
-        raise AsgError("--env: not with --domain (a world of your own is its own domain)")
-    parts = (("--env", "env_id"), ("--labeler", "labeler"), ("--model", "model"))
-    missing = [flag for flag, key in parts if p[key] is None]
-    if missing:
-        raise AsgError(f"{missing[0]}: needed with {'--labeler' if missing[0] == '--env' else '--env'} "
-                       "(--env, --labeler and --model name a world of your own together)")
+    from asg.learning.asgrl.trainer import learner_observation
+
+    folder = str(Path.cwd())  # where the labeler was imported from: resume and eval import it there too
+    observation = p["observation"] or learner_observation(p["env_id"], p["skills"], folder)
     return {"env": p["env_id"], "labeler": p["labeler"], "model": str(Path(p["model"]).resolve()),
-            "folder": str(Path.cwd())}  # where the labeler was imported from: resume and eval import it there too
+            "folder": folder, "observation": observation}
 
 
 @click.command("eval", short_help="Re-evaluate a saved run, or the Fetch programs.")
@@ -292,7 +265,7 @@ def eval_cmd(ctx: click.Context, **params: Any) -> None:
     domain, run_dir = params["domain"], params["run_dir"]
     family = ASGRL if domain is None else _family(domain)
     workflow = ASGRL if family == ASGRL else params["suite"] or "atomic"
-    refuse_out_of_scope(ctx, EVAL_SCOPES, workflow, _eval_scope_error(workflow))
+    refuse_out_of_scope(ctx, EVAL_SCOPES, workflow, _eval_scope_error)
     if workflow != ASGRL:
         fetch.evaluate(params, workflow)
         return
@@ -302,9 +275,7 @@ def eval_cmd(ctx: click.Context, **params: Any) -> None:
                        f"give a run directory (asg eval RUN_DIR) or --domain {fetch.DOMAIN}")
     from asg.learning.asgrl.trainer import evaluate_run
 
-    report = evaluate_run(run_dir, episodes=params["episodes"], domain=domain)
-    text = json.dumps(report.to_json(), indent=2, sort_keys=True) if params["as_json"] else "\n".join(report.lines())
-    click.echo(text)
+    echo_result(evaluate_run(run_dir, episodes=params["episodes"], domain=domain), params["as_json"])
 
 
 @click.command("compare", short_help="Run methods x seeds on a domain; write Figure 3.")
@@ -331,10 +302,7 @@ def compare_cmd(domain: str, methods: tuple[str, ...], seeds: int, steps: int | 
 
     if _family(domain) != ASGRL:
         raise AsgError(f"--domain: asg compare does not support {domain!r}")
-    chosen = [m.strip() for item in methods for m in item.split(",") if m.strip()] or list(METHODS)
-    unknown = [name for name in chosen if name not in METHODS]
-    if unknown:
-        raise AsgError(f"--methods: unknown method {unknown[0]!r}; choose from {', '.join(METHODS)}")
+    chosen = split_list("--methods", ",".join(methods), list(METHODS), "method") if methods else list(METHODS)
     out = out or Path("runs") / f"compare-{domain}"
     if out.exists() and any(out.iterdir()):
         raise AsgError(f"--out: {out} is not empty")

@@ -34,6 +34,11 @@ must be Markov. With ``observation="state"`` (the default) ``make_env`` adapts t
 * any other env keeps its own observation, keyed by its bytes. That is exact when the
   observation is the state (a position, a board); otherwise write the env so that it is.
 
+``observation="view"`` (Minigrid only) gives Minigrid's own egocentric view, the ``image`` of its
+observation (``minigrid.wrappers.ImgObsWrapper``): 7 x 7 cells of (object, colour, state) codes,
+the carried object drawn in the agent's cell. It is not Markov (a Q table would alias states),
+but it reads the same wherever the agent stands, so a network learns one policy for layouts
+drawn anew; it is what deep skills with ``deep.encoding = "categorical"`` read.
 ``observation="env"`` keeps the env's own observations for learners that read them (images).
 ``fixed_seed=N`` resets every episode with seed ``N`` (``FixedSeed``), so a procedurally
 generated world keeps one layout, the setting in which tabular skills can learn it.
@@ -100,14 +105,17 @@ if TYPE_CHECKING:
     from asg.planning.task import Task
 
 ENTRY_POINT_GROUP = "asg.domains"
-OBSERVATIONS = ("state", "env")
+OBSERVATIONS = ("state", "view", "env")
+# Codes of each cell of Minigrid's view: object (0..10), colour (0..5) and state (0..2) indices.
+MINIGRID_CATEGORIES = (11, 6, 3)
 # Ids whose package registers them on import (``import minigrid``), tried before giving up.
 ID_PACKAGES = (("MiniGrid-", "minigrid"), ("BabyAI-", "minigrid"))
 
 __all__ = ["DomainRegistrationError", "ENTRY_POINT_GROUP", "EntryPointError", "FixedSeed", "LabelTable",
            "LabelerEvaluationError", "LabelerTypeError", "PluginDomain", "PluginError", "PluginImportError",
            "StateObservation", "UnknownAtomError", "UnknownEnvError", "add_domain", "as_labeler", "discover",
-           "domain_from_parts", "find_domain", "import_object", "make_domain", "minigrid_state", "plugin_names",
+           "domain_from_parts", "find_domain", "import_object", "is_minigrid_env", "make_domain", "minigrid_state",
+           "plugin_names",
            "register_domain", "resolve_env", "unregister_domain"]
 
 
@@ -151,6 +159,19 @@ class FixedSeed(gym.Wrapper):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Reset with ``fixed_seed`` whatever ``seed`` is asked for."""
         return self.env.reset(seed=self.fixed_seed, options=options)
+
+
+def is_minigrid_env(env: str | Callable[..., gym.Env], folder: str | Path | None = None) -> bool:
+    """Whether the env an id or ``module:callable`` names (``resolve_env``) is a Minigrid env (built once)."""
+    factory = resolve_env(env, folder) if isinstance(env, str) else env
+    try:
+        made = gym.make(factory) if isinstance(factory, str) else factory()
+    except Exception:  # building the domain reports it, naming the env
+        return False
+    try:
+        return _is_minigrid(made.unwrapped)
+    finally:
+        made.close()
 
 
 def _is_minigrid(base: Any) -> bool:
@@ -322,7 +343,8 @@ class PluginDomain:
     fixed_seed: int | None = None
     """Reset every episode with this seed (one layout); None: the seeds the learner asks for."""
     observation: str = "state"
-    """``state``: Markov observations for tabular learners (module docstring); ``env``: the env's own."""
+    """``state``: Markov observations for tabular learners; ``view``: Minigrid's egocentric view
+    (deep skills); ``env``: the env's own (module docstring)."""
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
     source: str = "python"
     """Where the domain came from (``python``, ``entry point X (package Y)``, ``parts``)."""
@@ -379,6 +401,13 @@ class PluginDomain:
             env = FixedSeed(env, self.fixed_seed)
         if self.observation == "state" and _is_minigrid(env.unwrapped):
             env = StateObservation(env)
+        elif self.observation == "view":
+            if not _is_minigrid(env.unwrapped):
+                raise PluginError("observation", "view", f"{self.env_id} is not a Minigrid env; "
+                                                         "the egocentric view is Minigrid's")
+            from minigrid.wrappers import ImgObsWrapper
+
+            env = ImgObsWrapper(env)
         return env
 
     def load_task(self, path: str | Path | None = None) -> Task:

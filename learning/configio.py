@@ -2,9 +2,10 @@
 
 ``read_config(cls, data, where)`` builds a (nested) frozen dataclass from a dict, driven by the
 dataclass's type hints; ``to_dict(cfg)`` is its inverse (JSON-safe; ``read_config`` of it gives
-back an equal config). ``deep_merge`` and ``override`` put a partial dict (a ``--config`` file)
-on top of a resolved config. Every failure is a ``ConfigError`` whose message starts with the
-key path, e.g. ``config.learner.q.gamma: expected a number in (0, 1], got 1.5``.
+back an equal config). ``deep_merge`` and ``override`` put a partial dict on top of a resolved
+config, ``override_file`` the one in a JSON file (a ``--config`` file). Every failure is a
+``ConfigError`` whose message starts with the key path (or the file), e.g.
+``config.learner.q.gamma: expected a number in (0, 1], got 1.5``.
 
 Types are checked here, ranges in each dataclass's ``__post_init__`` through a ``Checker``,
 whose ``FieldError`` names the field; the reader prefixes the path it was reading. The rules:
@@ -29,6 +30,7 @@ import math
 import types
 import typing
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from asg.learning.errors import ConfigError
@@ -376,3 +378,25 @@ def deep_merge(base: dict[str, Any], extra: Any, where: str = "config") -> dict[
 def override(cfg: T, extra: Any, where: str = "config") -> T:
     """``cfg`` with the partial dict ``extra`` (nested like ``to_dict(cfg)``) on top, re-checked."""
     return read_config(type(cfg), deep_merge(to_dict(cfg), extra, where), where)
+
+
+def override_file(cfg: T, path: str | Path | None) -> T:
+    """``cfg`` with the nested fields of the JSON file ``path`` on top (a whole saved ``config.json``,
+    ``{"config": {...}, ...}``, works too), every value checked; errors name the file and key path.
+    ``cfg`` itself when ``path`` is None."""
+    if path is None:
+        return cfg
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise ConfigError(f"{path}: not a JSON config ({type(err).__name__})") from None
+    if isinstance(data, dict) and isinstance(data.get("config"), dict):
+        data = data["config"]
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a config file must hold a JSON object")
+    try:
+        return override(cfg, data, "config")
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None

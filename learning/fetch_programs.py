@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from asg.learning.configio import FieldError
 from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.results import Status
 
@@ -180,7 +181,7 @@ def world_model(kind: str, behaviour_model: str | Path | None = None) -> Any:
         raise ConfigError(f"world_model: {kind!r}; choose from {', '.join(WORLD_MODELS)}")
     if kind == "exact":
         if behaviour_model is not None:
-            raise ConfigError("behaviour_model: only with the learned world model")
+            raise FieldError("behaviour_model", "only with the learned world model")
         return None
     from asg.learning.world_models.behaviour_model import LearnedBehaviourModel
 

@@ -90,6 +90,16 @@ def default_run_path(root: str | Path, domain: str, method: str, seed: int) -> P
     return path
 
 
+def describe_files(folder: str | Path) -> str:
+    """``folder: a, b, c`` for the files a run or stage wrote there (sorted; folders end in /)."""
+    try:
+        names = [p.name + ("/" if p.is_dir() else "") for p in sorted(Path(folder).iterdir())
+                 if not p.name.startswith(".")]
+    except OSError:
+        return str(folder)
+    return f"{folder}: {', '.join(names)}" if names else str(folder)
+
+
 class RunLock:
     """The writer's lock on a run folder: ``fcntl.flock`` on ``<folder>/.lock``.
 

@@ -41,6 +41,13 @@ class PlanResult:
                 "length": len(self.plan), "plan": [op.name for op in self.plan],
                 "seconds": round(self.seconds, 3), "message": self.message}
 
+    def lines(self) -> list[str]:
+        """A solved result for a terminal: the numbered plan, then its length, planner and time."""
+        kind = "optimal" if self.optimal else "satisficing"
+        steps = [f"{i:3d}. {op.name}" for i, op in enumerate(self.plan, 1)]
+        return steps + [f"; {len(self.plan)} steps ({kind}, {self.planner}, {self.seconds:.2f} s), "
+                        "validated on asg's grounded task"]
+
 
 @dataclass
 class UPTranslation:

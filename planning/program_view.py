@@ -1,7 +1,8 @@
 """The Fetch program library for people: a text table, the family call graph, a drawing of it.
 
-``asg programs`` prints :func:`library_text` and draws :func:`draw_hierarchy`; matplotlib is
-imported only when drawing (``asg.planning`` imports no plotting library at module level).
+``asg programs`` prints :func:`library_text` (or :func:`library_json`) and draws
+:func:`draw_hierarchy`; matplotlib is imported only when drawing (``asg.planning`` imports no
+plotting library at module level).
 """
 from __future__ import annotations
 
@@ -30,6 +31,14 @@ def library_text(library: ProgramLibrary) -> str:
     for family, level, callees in family_graph(library):
         lines.append(f"  [{level}] {family}" + (f" -> {', '.join(callees)}" if callees else ""))
     return "\n".join(lines)
+
+
+def library_json(library: ProgramLibrary) -> dict:
+    """``library.to_json()`` with each program's landmark subgoals (None for an atomic program)."""
+    data = library.to_json()
+    for entry in data["programs"]:
+        entry["subgoals"] = None if entry["level"] == 0 else [str(a) for a in library.subgoals(entry["name"])]
+    return data
 
 
 def _families(library: ProgramLibrary, names: Iterable[str]) -> list[str]:

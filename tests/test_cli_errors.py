@@ -179,13 +179,16 @@ def test_an_unwritable_folder_is_one_line(tmp_path):
 
 
 def test_output_checks_accept_good_places(tmp_path):
-    from asg.cli.options import check_output
+    from asg.learning.atomic import UnwritableError, check_writable
 
-    assert check_output(tmp_path / "new.png", "file", "-o") == tmp_path / "new.png"
+    assert check_writable(tmp_path / "new.png", "file") == tmp_path / "new.png"
     (tmp_path / "old.png").write_text("")
-    assert check_output(tmp_path / "old.png", "file", "-o") == tmp_path / "old.png"
-    assert check_output(tmp_path / "new-run", "dir", "--out") == tmp_path / "new-run"
-    assert check_output(tmp_path, "dir", "--out") == tmp_path
+    assert check_writable(tmp_path / "old.png", "file") == tmp_path / "old.png"
+    assert check_writable(tmp_path / "new-run", "dir") == tmp_path / "new-run"
+    assert check_writable(tmp_path, "dir") == tmp_path
+    with pytest.raises(UnwritableError, match="is a file; give a folder") as err:
+        check_writable(tmp_path / "old.png", "dir")
+    assert err.value.reason == "is a file; give a folder"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".asg-write-test")]
 
 

@@ -54,7 +54,7 @@ def run(*args: str):
     (["eval", "--domain", "fetch-programs", "--suite", "atomic", "--world-model", "learned"],
      "--world-model: only with --suite non-atomic"),
     (["eval", "--domain", "fetch-programs", "--suite", "non-atomic", "--world-model", "exact",
-      "--behaviour-model", __file__], "--behaviour-model: only with --world-model learned"),
+      "--behaviour-model", __file__], "--behaviour-model: only with the learned world model"),
     (["eval", "--domain", "fetch-programs", "--suite", "non-atomic", "--behaviour-model", __file__],
      "not a behaviour model"),
     (["eval", "--domain", "mario"], "give its folder (asg eval RUN_DIR"),
@@ -161,7 +161,7 @@ def test_meta_controller_stage_and_non_atomic_eval_contract(tmp_path):
     (tmp_path / "mc" / "meta_controller.npz").write_bytes(b"junk")
     assert "mc" in one_line(run("eval", "--domain", "fetch-programs", "--suite", "non-atomic",
                                        "--checkpoint", "mc", "--episodes", "1"))
-    assert "--behaviour-model: only with --world-model learned" in one_line(run(
+    assert "--behaviour-model: only with the learned world model" in one_line(run(
         "train", "--domain", "fetch-programs", "--stage", "meta-controller", "--world-model", "exact",
         "--behaviour-model", "ev/non-atomic-plan-exact.json"))
 

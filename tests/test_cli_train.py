@@ -50,6 +50,7 @@ def test_eval_and_resume_a_saved_run(tmp_path):
     assert evaluated.exit_code == 0, evaluated.output
     report = json.loads(evaluated.stdout)
     assert report["eval_episodes"] == 3 and len(report["episodes"]) == 3 and report["env_steps"] == 3000
+    assert report["epsilon"] == 0.05 and 0.0 <= report["epsilon_success_rate"] <= 1.0  # the paper's protocol beside
     resumed = run("train", "--resume", str(out), "--steps", "5000", "--json", "--quiet")
     assert resumed.exit_code == 0, resumed.output
     assert json.loads(resumed.stdout)["env_steps"] == 5000
@@ -177,3 +178,18 @@ def test_skills_option_chooses_the_skill_learner(tmp_path):
     learner = json.loads((out / "config.json").read_text())["config"]["learner"]
     assert learner["skills"] == "deep" and learner["diversity"]["abstraction"] == "kmeans"
     assert learner["meta"]["state"] == "history"
+
+
+def test_run_config_names_the_arguments_a_method_refuses(tmp_path):
+    """``trainer.run_config`` (what ``asg train`` calls) names its keyword arguments, not flags."""
+    from asg.learning.asgrl.trainer import run_config
+    from asg.learning.configio import FieldError, override_file
+
+    cfg = run_config("mario", "asgrl", seed=2, k=2, total_steps=3000, eval_episodes=None)
+    assert (cfg.seed, cfg.total_steps, cfg.learner.diversity.k, cfg.learner.diversity.k_overrides) == (2, 3000, 2, ())
+    for kwargs, field in (({"method": "landmark-hrl", "k": 3}, "k"), ({"method": "goal-q", "skills": "deep"}, "skills"),
+                          ({"preset": "fast"}, "preset")):
+        with pytest.raises(FieldError) as err:
+            run_config("mario", **kwargs)
+        assert err.value.field == field and "--" not in str(err.value)
+    assert override_file(cfg, None) is cfg

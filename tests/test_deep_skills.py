@@ -239,3 +239,61 @@ def test_deep_asgrl_solves_camera_pixel_mario():
     """The issue's target: greedy success >= 0.9 on camera Pixel-Mario, seed 0, the benchmark's schedule."""
     cfg = merge_overrides(make_config("pixel-mario", "asgrl", seed=0), {"total_steps": 300_000, **SCHEDULE})
     assert train(cfg).success_rate >= 0.9
+
+
+# ----------------------------------------------------------------------------- category codes (MiniGrid's view)
+def test_categorical_input_is_one_hot_per_channel_and_numpy_acting_matches_the_network():
+    one_hot = deep_skills.OneHot((4, 2), 3)  # positions of 4, 2 and 4 codes
+    codes = np.array([[0, 1, 3], [3, 0, 0]], np.uint8)
+    x = deep_skills.network_input(codes, one_hot)
+    assert one_hot.width == 10 and x.shape == (2, 10) and x.sum(axis=1).tolist() == [3.0, 3.0]
+    assert x[0].nonzero()[0].tolist() == [0, 5, 9] and x[1].nonzero()[0].tolist() == [3, 4, 6]
+    net = QNetwork(10, (16,), 3, 5)
+    out = net(torch.from_numpy(x), torch.tensor([1, 2])).detach().numpy()
+    for row, head in enumerate((1, 2)):
+        assert np.allclose(numpy_q(net.numpy_views(), x[row], head, 5), out[row], atol=1e-5)
+
+
+def test_categorical_encoding_keeps_the_codes_and_refuses_values_out_of_range():
+    cfg = DeepQConfig(encoding="categorical", categories=(11, 6, 3))
+    rng = np.random.default_rng(0)
+    view = np.stack([rng.integers(0, n, (7, 7)) for n in (11, 6, 3)], axis=-1).astype(np.uint8)
+    assert np.array_equal(deep_skills.encode(view, cfg), view.reshape(-1))
+    view[2, 3, 2] = 3  # a state code past the third channel's 3
+    with pytest.raises(ValueError, match=r"value 3 at position 53 .* below 3 \(deep.categories"):
+        deep_skills.encode(view, cfg)
+    for bad, message in (({"encoding": "bytes"}, "encoding"), ({"categories": [1]}, "categories"),
+                         ({"categories": []}, "categories")):
+        with pytest.raises(ConfigError, match=f"config.learner.deep.{message}"):
+            merge_overrides(make_config("pixel-mario", "asgrl"), {"learner": {"deep": bad}})
+
+
+def test_a_minigrid_world_gives_deep_skills_its_egocentric_view(tmp_path):
+    pytest.importorskip("minigrid")
+    from pathlib import Path
+
+    from asg.envs import plugins
+    from asg.learning.asgrl.trainer import deep_input, learner_observation, run_config
+
+    examples = Path(__file__).resolve().parent.parent / "examples" / "doorkey"
+    assert learner_observation("MiniGrid-DoorKey-5x5-v0", "tabular") == "state"
+    assert learner_observation("MiniGrid-DoorKey-5x5-v0", "deep") == "view"
+    spec = plugins.domain_from_parts("MiniGrid-DoorKey-5x5-v0", "labels:DOORKEY", examples / "doorkey.pddl",
+                                     name="doorkey-view-test", observation="view", folder=examples)
+    plugins.add_domain(spec, replace=True)
+    try:
+        obs, _ = spec.make_env(max_steps=20).reset(seed=3)
+        assert obs.shape == (7, 7, 3) and obs.dtype == np.uint8
+        assert (obs < np.array(plugins.MINIGRID_CATEGORIES)).all()
+        assert deep_input("doorkey-view-test")["categories"] == [11, 6, 3]
+        cfg = run_config("doorkey-view-test", plugin=True, skills="deep")
+        assert cfg.learner.deep.encoding == "categorical" and cfg.learner.diversity.abstraction == "kmeans"
+        assert run_config("doorkey-view-test", plugin=True).learner.skills == "tabular"
+        mine = tmp_path / "mine.json"  # a user's config file wins over the deep skills' defaults
+        mine.write_text('{"learner": {"deep": {"train_every": 2}}}')
+        assert cfg.learner.deep.train_every == 4
+        mixed = run_config("doorkey-view-test", plugin=True, skills="deep", config_file=mine)
+        assert mixed.learner.deep.train_every == 2 and mixed.learner.deep.encoding == "categorical"
+    finally:
+        plugins.unregister_domain("doorkey-view-test")
+    assert deep_input("pixel-mario") == {}

@@ -393,8 +393,11 @@ def world_folder(tmp_path, monkeypatch):
     """))
     (folder / "keydoor.pddl").write_text(KEYDOOR_PDDL)
     monkeypatch.chdir(folder)
+    before = set(plugins.plugin_names())
     yield folder
     sys.modules.pop("world", None)
+    for name in set(plugins.plugin_names()) - before:  # the CLI registers the world it trains
+        plugins.unregister_domain(name)
 
 
 def test_cli_trains_resumes_and_evaluates_a_world_of_ones_own(world_folder, tmp_path, monkeypatch):
@@ -430,8 +433,20 @@ def test_cli_trains_resumes_and_evaluates_a_world_of_ones_own(world_folder, tmp_
     (["--env", "world:make_env", "--labeler", "world:LABELS", "--model", "missing.pddl"], "missing.pddl"),
     (["--env", "world:make_env", "--labeler", "world:LABELS", "--model", "keydoor.pddl", "--stage", "goal-policy"],
      "--stage: only with --domain fetch-programs"),
+    (["--domain", "mario", "--observation", "view"], "--observation: only with --env"),
+    (["--env", "world:make_env", "--labeler", "world:LABELS", "--model", "keydoor.pddl", "--observation", "view"],
+     "is not a Minigrid env; the egocentric view is Minigrid's"),
 ])
 def test_cli_errors_of_a_world_of_ones_own_are_one_line(world_folder, args, message):
     result, errors = _cli("train", *args)
     assert result.exit_code == 2 and len(errors) == 1 and message in errors[0], result.output
     assert not (world_folder / "runs").exists()
+
+
+def test_the_egocentric_view_is_minigrids_only(model):
+    from asg.learning.asgrl.trainer import learner_observation
+
+    spec = corridor_domain("corridor-view", model, observation="view")
+    with pytest.raises(plugins.PluginError, match="not a Minigrid env"):
+        spec.make_env()
+    assert learner_observation(make_corridor, "deep") == "env"  # deep skills read a toy env's own observation

@@ -35,6 +35,21 @@ class ProgramRun:
     def steps(self) -> int:
         return sum(c.steps for c in self.calls)
 
+    def lines(self) -> list[str]:
+        """The plan (of a non-atomic program) and the atomic programs executed, for a terminal."""
+        out = []
+        if self.plan is not None and not self.plan.atomic:
+            out += ["plan (exact behaviour model):", *("  " + line for line in self.plan.lines())]
+        if self.calls:
+            out.append("executed (scripted controller, re-planning after each atomic program):")
+        return out + [f"  {k:2d}. {call.program:<26} {'ok' if call.success else 'FAILED'}"
+                      for k, call in enumerate(self.calls, start=1)]
+
+    def verdict(self) -> str:
+        """``success (S steps, N atomic calls)``, or ``failure: why (...)``."""
+        verdict = "success" if self.success else f"failure{': ' + self.reason if self.reason else ''}"
+        return f"{verdict} ({self.steps} steps, {len(self.calls)} atomic calls)"
+
 
 def execute_program(env, name: str, controller: ScriptedController | None = None,
                     max_atomic: int = MAX_ATOMIC_CALLS, on_step=None) -> ProgramRun:

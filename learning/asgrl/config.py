@@ -226,6 +226,19 @@ class DeepQConfig:
     # wall at the start (runs/pixel_mario/plain_dqn/, the gap there is (1 - γ)·V ≈ 0.03).
     action_gap: float = 0.9
     grad_clip: float = 10.0  # gradient-norm clip (ours)
+    # How the network reads an observation (ours). "pixels": an image, average-pooled by ``pool``
+    # and standardised per image (Pixel-Mario's camera). "categorical": every value of the flat
+    # observation is a category code, read one-hot, so the first layer is one learned vector per
+    # (position, value); k-means sees the same one-hot vectors (Hamming distance) and ``pool`` does
+    # not apply. ``categories``: how many codes each position has, one number for all, or one per
+    # channel, cycling (Minigrid's view, cells of (object, colour, state): (11, 6, 3)).
+    encoding: Literal["pixels", "categorical"] = "pixels"
+    categories: tuple[int, ...] = (16,)
+    # 0: the tabular skills' ε schedule (x epsilon_decay per success, App. G). N > 0: ε falls
+    # linearly from epsilon_start to epsilon_min over each skill's first N training steps, as
+    # DQN's does (Mnih et al. 2015; ours). Per success, a skill that succeeds by chance often
+    # (a random walk finds MiniGrid's key) stops exploring before its network has learned.
+    epsilon_anneal_steps: int = 0
 
     def __post_init__(self) -> None:
         c = Checker(self, "deep")
@@ -242,6 +255,11 @@ class DeepQConfig:
         c.flag("double_q")
         c.number("action_gap", ge=0.0, lt=1.0)
         c.number("grad_clip", gt=0.0)
+        c.choice("encoding", ("pixels", "categorical"))
+        c.require(isinstance(self.categories, tuple) and len(self.categories) >= 1 and all(
+            isinstance(n, int) and not isinstance(n, bool) and 2 <= n <= 256 for n in self.categories), "categories",
+            f"expected a list of 1 or more code counts in 2..256, got {show(self.categories)}")
+        c.integer("epsilon_anneal_steps", ge=0)
 
 
 @dataclass(frozen=True)

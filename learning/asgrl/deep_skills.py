@@ -1,15 +1,21 @@
-"""Deep skills: one small Q-network for all of ASGRL's diverse skills, over downscaled images.
+"""Deep skills: one small Q-network for all of ASGRL's diverse skills, over images or category codes.
 
 ``HierarchicalConfig.skills = "deep"`` (ours; ``DeepQConfig``) replaces the Q table of every
-skill by a head of one shared network, for observations that never repeat (Pixel-Mario's camera
-render). Everything else is the tabular skills': the subgoal MDP of ``SubgoalWrapper`` (R_L = 1
-and termination at the landmark, failure on an out-of-turn subgoal or an env stop, bootstrap on
-the 700-step timeout), the diversity reward α·clip(log p(z|s)) recomputed at replay time (§1.6)
-with p(z|s) counted over k-means clusters of the M most recent landmark images (App. D,
-``clustering.py``), ε-greedy per skill with App. G's schedule, a self-imitation buffer of
-successful segments, and the tabular meta-controller over the history of chosen skills.
+skill by a head of one shared network, for observations that never repeat: Pixel-Mario's camera
+render (``encoding = "pixels"``: average-pooled, standardised images) or a world whose layout is
+drawn anew every episode, read through MiniGrid's egocentric view (``encoding = "categorical"``:
+the (object, colour, state) code of every cell, one-hot, ``OneHot``). Everything else is the
+tabular skills': the subgoal MDP of ``SubgoalWrapper`` (R_L = 1 and termination at the landmark,
+failure on an out-of-turn subgoal or an env stop, bootstrap on the 700-step timeout), the
+diversity reward α·clip(log p(z|s)) recomputed at replay time (§1.6) with p(z|s) counted over
+k-means clusters of the M most recent landmark observations (App. D, ``clustering.py``),
+ε-greedy per skill with App. G's schedule, a self-imitation buffer of successful segments, and
+the tabular meta-controller over the history of chosen skills.
 
-Pieces, in order: the image features (``pool_image``, ``standardize``), the network
+``epsilon_anneal_steps`` > 0 swaps App. G's ε decay per success for DQN's linear anneal over
+each skill's own steps.
+
+Pieces, in order: the features (``pool_image``, ``standardize``, ``encode``, ``OneHot``), the network
 (``QNetwork``: an MLP torso, one head of ``n_actions`` values per skill), the replay ring
 (``ImageReplay``), the update step (``td_loss``, ``td_update``: DQN with a target network and
 double-Q targets), the shared learner (``DeepQ``), the per-skill handle with ``TabularQ``'s
@@ -59,9 +65,45 @@ def standardize(pooled: np.ndarray) -> np.ndarray:
     return (x - mean) / (std + 1.0)
 
 
+def code_counts(categories: Sequence[int], n: int) -> np.ndarray:
+    """How many codes each of ``n`` positions has: ``categories`` repeated over the positions."""
+    return np.resize(np.asarray(categories, np.int64), n)
+
+
+def encode(obs: Any, cfg: DeepQConfig) -> np.ndarray:
+    """The stored form of an observation: the pooled image (``pixels``) or the flat category codes
+    (``categorical``), (n_in,) uint8; a code at or above its position's count is a ``ValueError``."""
+    if cfg.encoding == "pixels":
+        return pool_image(obs, cfg.pool)
+    codes = np.asarray(obs).reshape(-1)
+    counts = code_counts(cfg.categories, codes.size)
+    bad = (codes < 0) | (codes >= counts)
+    if bad.any():
+        i = int(bad.argmax())
+        raise ValueError(f"observation value {codes[i]} at position {i} is not a code below {counts[i]} "
+                         f"(deep.categories {list(cfg.categories)})")
+    return codes.astype(np.uint8)
+
+
+class OneHot:
+    """(m, n) category codes -> (m, sum of counts) float32 one-hot rows, for observations of ``n``
+    positions with ``code_counts(categories, n)`` codes each (the network input and k-means features)."""
+
+    def __init__(self, categories: Sequence[int], n: int) -> None:
+        counts = code_counts(categories, n)
+        self.offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        self.width = int(counts.sum())
+
+    def __call__(self, codes: np.ndarray) -> np.ndarray:
+        codes = np.asarray(codes).reshape(len(codes), -1).astype(np.int64)
+        out = np.zeros((codes.shape[0], self.width), np.float32)
+        out[np.arange(codes.shape[0])[:, None], self.offsets + codes] = 1.0
+        return out
+
+
 # ---------------------------------------------------------------------------------- network
 class QNetwork(nn.Module):
-    """An MLP torso over the standardised image and one head of Q-values per skill."""
+    """An MLP torso over the network input (``network_input``) and one head of Q-values per skill."""
 
     def __init__(self, n_in: int, hidden: Sequence[int], n_heads: int, n_actions: int) -> None:
         super().__init__()
@@ -87,7 +129,7 @@ class QNetwork(nn.Module):
 
 
 def numpy_q(views: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray, head: int, n_actions: int) -> np.ndarray:
-    """``QNetwork.forward`` of one image in numpy (acting is one row: torch's call overhead would
+    """``QNetwork.forward`` of one input row in numpy (acting is one row: torch's call overhead would
     dominate); x (n_in,) float32 -> (n_actions,)."""
     for w, b in views[:-1]:
         x = np.maximum(w @ x + b, 0.0)
@@ -122,8 +164,16 @@ class ImageReplay(RingBuffer):
 
 
 # ---------------------------------------------------------------------------------- update step
-def _tensors(batch: dict[str, np.ndarray], extra_reward: np.ndarray) -> dict[str, torch.Tensor]:
-    return {"s": torch.from_numpy(standardize(batch["s"])), "s2": torch.from_numpy(standardize(batch["s2"])),
+def network_input(stored: np.ndarray, one_hot: OneHot | None) -> np.ndarray:
+    """Stored observations (m, n_in) uint8 -> the network's (m, d) float32 input: ``one_hot`` codes
+    (a linear layer on them is one learned vector per position and value), else standardised images."""
+    return one_hot(stored) if one_hot is not None else standardize(stored)
+
+
+def _tensors(batch: dict[str, np.ndarray], extra_reward: np.ndarray,
+             one_hot: OneHot | None) -> dict[str, torch.Tensor]:
+    return {"s": torch.from_numpy(network_input(batch["s"], one_hot)),
+            "s2": torch.from_numpy(network_input(batch["s2"], one_hot)),
             "a": torch.from_numpy(batch["a"].astype(np.int64)),
             "head": torch.from_numpy(batch["head"].astype(np.int64)),
             "r": torch.from_numpy((batch["r"] + extra_reward).astype(np.float32)),
@@ -207,6 +257,7 @@ class DeepQ:
         self.cfg, self.gamma = cfg, gamma
         self.n_heads, self.n_actions, self.seed = n_heads, n_actions, seed
         self.n_in: int | None = None  # set by the first image (``ensure``)
+        self.one_hot: OneHot | None = None  # categorical encoding: set with ``n_in`` (``ensure``)
         self.net: QNetwork | None = None
         self.target: QNetwork | None = None
         self.optimizer: torch.optim.Optimizer | None = None
@@ -226,7 +277,10 @@ class DeepQ:
             return
         with torch_threads(1), torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
-            self.net = QNetwork(n_in, self.cfg.hidden, self.n_heads, self.n_actions)
+            if self.cfg.encoding == "categorical":
+                self.one_hot = OneHot(self.cfg.categories, n_in)
+            width = self.one_hot.width if self.one_hot is not None else n_in
+            self.net = QNetwork(width, self.cfg.hidden, self.n_heads, self.n_actions)
         self.target = copy.deepcopy(self.net)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=self.cfg.lr)
         self.replay = ImageReplay(self.cfg.replay_capacity, n_in)
@@ -237,7 +291,7 @@ class DeepQ:
     def q_values(self, s: np.ndarray, head: int) -> np.ndarray:
         """Q(s, ·) of one skill; s (n_in,) uint8 -> (n_actions,)."""
         self.ensure(len(s))
-        return numpy_q(self._views, standardize(s[None])[0], head, self.n_actions)
+        return numpy_q(self._views, network_input(s[None], self.one_hot)[0], head, self.n_actions)
 
     def learn(self, rng: np.random.Generator) -> None:
         """The per-step update: one gradient step on a replay batch plus a SIL batch."""
@@ -250,7 +304,7 @@ class DeepQ:
         if cfg.sil_batch_size and len(self.sil) > cfg.sil_batch_size:
             extra = self.sil.sample(rng, cfg.sil_batch_size)
             batch = {name: np.concatenate([batch[name], extra[name]]) for name in batch}
-        t = _tensors(batch, self._bonus(batch))
+        t = _tensors(batch, self._bonus(batch), self.one_hot)
         assert self.net is not None and self.target is not None and self.optimizer is not None
         self.last_loss = td_update(self.net, self.target, self.optimizer, t, self.gamma, cfg.double_q, cfg.grad_clip,
                                    cfg.action_gap)
@@ -308,6 +362,7 @@ class DeepSkill:
         self.deep, self.head, self.cfg = deep, head, cfg
         self.epsilon = cfg.epsilon_start
         self.successes = 0
+        self.steps = 0  # training transitions of this skill (the linear ε schedule's clock)
         self._segment: list[tuple[np.ndarray, int, float, np.ndarray, bool, bool]] = []
 
     def act(self, s: np.ndarray, rng: np.random.Generator) -> int:
@@ -329,6 +384,11 @@ class DeepSkill:
         assert self.deep.replay is not None
         self.deep.replay.add(s, a, r, s2, done, bonus, self.head)
         self._segment.append((s, a, r, s2, done, bonus))
+        self.steps += 1
+        anneal = self.deep.cfg.epsilon_anneal_steps
+        if anneal:
+            start, end = self.cfg.epsilon_start, self.cfg.epsilon_min
+            self.epsilon = max(end, start - (start - end) * self.steps / anneal)
 
     def learn(self, rng: np.random.Generator, bonus_fn: BonusFn | None = None) -> None:
         """One step of the shared network's schedule (the diversity terms come from ``DeepQ.bonus_fns``)."""
@@ -352,16 +412,19 @@ class DeepSkill:
         self._segment = []
 
     def decay_epsilon(self) -> None:
-        """ε *= decay, floored (App. G)."""
-        self.epsilon = max(self.cfg.epsilon_min, self.epsilon * self.cfg.epsilon_decay)
+        """ε *= decay, floored (App. G); nothing under the linear schedule (``epsilon_anneal_steps``)."""
+        if not self.deep.cfg.epsilon_anneal_steps:
+            self.epsilon = max(self.cfg.epsilon_min, self.epsilon * self.cfg.epsilon_decay)
 
     def state_dict(self) -> dict[str, Any]:
         """ε and counters (segments are empty between episodes, where checkpoints happen)."""
-        return {"epsilon": self.epsilon, "successes": self.successes, "segment": list(self._segment)}
+        return {"epsilon": self.epsilon, "successes": self.successes, "steps": self.steps,
+                "segment": list(self._segment)}
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict` output."""
         self.epsilon, self.successes = float(data["epsilon"]), int(data["successes"])
+        self.steps = int(data.get("steps", 0))  # absent in checkpoints before the linear schedule
         self._segment = [tuple(row) for row in data["segment"]]  # type: ignore[misc]
 
 
@@ -370,11 +433,14 @@ def build_skill_sets(cfg: HierarchicalConfig, subgoals: SubgoalSet, n_actions: i
     """The shared network and one ``SkillSet`` of ``DeepSkill`` heads per subgoal (``rngs``: one each)."""
     ks = [cfg.diversity.k_for(sg.name) for sg in subgoals.subgoals]
     deep = DeepQ(cfg.deep, cfg.deep.gamma, sum(ks), n_actions, seed)
+    def featurize(stored: np.ndarray) -> np.ndarray:
+        deep.ensure(stored.shape[-1])
+        return network_input(stored, deep.one_hot)
     skill_sets, head = [], 0
     for sg, k, rng in zip(subgoals.subgoals, ks, rngs):
         skills = [DeepSkill(deep, head + z, cfg.q) for z in range(k)]
         skill_sets.append(SkillSet(sg.name, k, cfg.q, cfg.diversity, n_actions, rng, skills=skills,
-                                   featurize=standardize))
+                                   featurize=featurize))
         head += k
     for skill_set in skill_sets:
         for z, skill in enumerate(skill_set.skills):

@@ -49,11 +49,11 @@ class HierarchicalLearner:
         self.index = StateIndex()
         rngs = [np.random.default_rng(seeds[i + 1]) for i in range(len(subgoals))]
         self.deep: Any = None  # the shared network of deep skills (deep_skills.DeepQ)
-        self._pool: Any = None  # deep skills: image -> pooled image (deep_skills.pool_image)
+        self._encode: Any = None  # deep skills: observation -> stored (n_in,) uint8 (deep_skills.encode)
         if cfg.skills == "deep":
             from asg.learning.asgrl import deep_skills
 
-            self._pool = deep_skills.pool_image
+            self._encode = deep_skills.encode
             torch_seed = int(np.random.SeedSequence([seed, 0xD0]).generate_state(1)[0])
             self.deep, self.skill_sets = deep_skills.build_skill_sets(cfg, subgoals, n_actions, torch_seed, rngs)
         else:
@@ -65,9 +65,9 @@ class HierarchicalLearner:
 
     # ------------------------------------------------------------------ helpers
     def _sid(self, obs: Any, learn: bool) -> Any:
-        """The skills' state: a table id, or (deep skills) the pooled image (n_in,) uint8."""
-        if self._pool is not None:
-            return self._pool(obs, self.cfg.deep.pool)
+        """The skills' state: a table id, or (deep skills) the encoded observation (n_in,) uint8."""
+        if self._encode is not None:
+            return self._encode(obs, self.cfg.deep)
         key = obs_key(obs)
         return self.index.intern(key) if learn else self.index.lookup(key)
 

@@ -27,10 +27,11 @@ import numpy as np
 from asg import pddl_models
 from asg.envs import plugins
 from asg.envs.domains import get_domain
-from asg.learning.asgrl.config import TrainConfig, merge_overrides
+from asg.learning.asgrl.config import PRESETS, TrainConfig, make_config, merge_overrides
 from asg.learning.asgrl.episode import EpisodeStats, Learner
 from asg.learning.asgrl.evaluation import epsilon_eval_seeds, eval_seeds, evaluate
 from asg.learning.asgrl.subgoals import SubgoalSet
+from asg.learning.configio import FieldError, override_file
 from asg.learning.errors import CheckpointError, DomainError
 from asg.learning.registry import (
     DomainBinding,
@@ -266,13 +267,40 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
 PLUGIN = "plugin"  # config.json: the command-line parts of a plug-in world (env, labeler, model)
 
 
-def plugin_domain(env: str, labeler: str, model: str, folder: str | None = None) -> str:
+def plugin_domain(env: str, labeler: str, model: str, folder: str | None = None,
+                  observation: str = "state") -> str:
     """Build the plug-in world of ``env`` / ``labeler`` / ``model`` (``envs.plugins.domain_from_parts``:
     imports from ``folder`` (default: the current one), the labeler's vocabulary and a reset checked),
-    register it, and return its domain name."""
-    spec = plugins.domain_from_parts(env, labeler, model, folder=folder)
+    register it, and return its domain name. ``observation``: what its learners read
+    (``plugins.OBSERVATIONS``; ``learner_observation`` gives the one a learner needs)."""
+    spec = plugins.domain_from_parts(env, labeler, model, folder=folder, observation=observation)
     plugins.add_domain(spec, replace=True)
     return spec.name
+
+
+def learner_observation(env: str, skills: str | None, folder: str | None = None) -> str:
+    """The observation a plug-in world gives a learner when the user names none: the Markov
+    ``state`` for Q tables; for deep skills Minigrid's egocentric ``view`` (one policy for every
+    layout), or the env's own observation (``env``) for any other env."""
+    if skills != "deep":
+        return "state"
+    return "view" if plugins.is_minigrid_env(env, folder) else "env"
+
+
+# Deep skills on MiniGrid's egocentric view (ours, measured on DoorKey-8x8, seed 0: 0.9 at 175k
+# steps in 6 min with these; with App. G's ε decay per success and a gradient step every 2 env
+# steps, 0.4 at 150k in 17 min; benchmarks/results/own_worlds/).
+VIEW_DEEP = {"encoding": "categorical", "categories": list(plugins.MINIGRID_CATEGORIES),
+             "epsilon_anneal_steps": 50_000, "train_every": 4}
+
+
+def deep_input(domain: str) -> dict[str, Any]:
+    """``DeepQConfig`` fields for what ``domain``'s observations are: category codes (``VIEW_DEEP``)
+    for a plug-in world read through Minigrid's egocentric view, nothing (pooled pixels) otherwise."""
+    spec = get_domain(domain)
+    if getattr(spec, "observation", None) == "view":
+        return dict(VIEW_DEEP)
+    return {}
 
 
 def plugin_config(cfg: TrainConfig) -> TrainConfig:
@@ -283,11 +311,42 @@ def plugin_config(cfg: TrainConfig) -> TrainConfig:
     return merge_overrides(cfg, {"learner": {"episode_max_steps": spec.max_episode_steps}})
 
 
+def run_config(domain: str, method: str = "asgrl", preset: str = "asg", *, seed: int = 0, model: str | None = None,
+               plugin: bool = False, config_file: str | Path | None = None, k: int | None = None,
+               skills: str | None = None, **fields: Any) -> TrainConfig:
+    """The config of a new run, built in this order: ``make_config``'s defaults of ``preset``, a plug-in
+    world's step budgets (``plugin``), the ``skills`` learner ("tabular" | "deep", with the deep
+    skills' own defaults for the domain's observations, ``deep_input``), the JSON file
+    ``config_file`` (``configio.override_file``), then the top-level ``TrainConfig`` fields in
+    ``fields`` (``total_steps``, ``eval_episodes``, ``final_eval_epsilon``, ``curve_eval``; None keeps
+    the value) and ``k`` diverse skills for every landmark. ``FieldError`` names the argument that
+    the method or the preset refuses."""
+    if preset not in PRESETS:
+        raise FieldError("preset", f"unknown preset {preset!r} for an ASGRL domain; choose from {', '.join(PRESETS)}")
+    cfg = make_config(domain, method, preset, seed=seed, model=model)
+    cfg = plugin_config(cfg) if plugin else cfg
+    if skills is not None:
+        if cfg.learner.kind != "hierarchical":
+            raise FieldError("skills", f"method {method} has no skills (a flat learner)")
+        learner: dict[str, Any] = {"skills": skills}
+        if skills == "deep":  # images are no table keys: k-means end states, the history meta-state
+            learner.update(diversity={"abstraction": "kmeans"}, meta={"state": "history"}, deep=deep_input(domain))
+        cfg = merge_overrides(cfg, {"learner": learner})
+    cfg = override_file(cfg, config_file)
+    overrides: dict[str, Any] = {name: value for name, value in fields.items() if value is not None}
+    if k is not None:
+        if cfg.learner.kind != "hierarchical" or cfg.learner.diversity.alpha == 0.0:
+            raise FieldError("k", f"method {method} has no diverse skills")
+        overrides["learner"] = {"diversity": {"k": k, "k_overrides": []}}
+    return merge_overrides(cfg, overrides) if overrides else cfg
+
+
 def _restore_plugin(run_dir: RunDir) -> None:
     """A run of a plug-in world registers that world again from the parts saved in ``config.json``."""
     parts = run_dir.read_config().get(PLUGIN)
     if isinstance(parts, dict):
-        plugin_domain(str(parts["env"]), str(parts["labeler"]), str(parts["model"]), parts.get("folder"))
+        plugin_domain(str(parts["env"]), str(parts["labeler"]), str(parts["model"]), parts.get("folder"),
+                      str(parts.get("observation", "state")))
 
 
 @dataclass
@@ -344,25 +403,30 @@ class TrainRun:
 
 @dataclass(frozen=True)
 class RunEvaluation:
-    """A saved run's frozen greedy policy evaluated again; ``to_json`` is ``asg eval RUN_DIR --json``."""
+    """A saved run's frozen policy evaluated again, greedy and with the paper's ε (Sec. 5: "a low
+    exploration probability"; ``final_eval_epsilon``) on as many episodes; ``to_json`` is
+    ``asg eval RUN_DIR --json``."""
 
     run_dir: str
     cfg: TrainConfig
     env_steps: int
     success_rate: float
     episodes: tuple[Any, ...]
+    epsilon_success_rate: float = 0.0
     status: Status = Status.EVALUATED
 
     def to_json(self) -> dict[str, Any]:
         return {"run_dir": self.run_dir, "domain": self.cfg.domain, "method": self.cfg.method, "seed": self.cfg.seed,
                 "success_rate": self.success_rate, "eval_episodes": len(self.episodes), "env_steps": self.env_steps,
+                "epsilon": self.cfg.final_eval_epsilon, "epsilon_success_rate": self.epsilon_success_rate,
                 "episodes": [e.to_json() for e in self.episodes]}
 
     def lines(self) -> list[str]:
         first = self.episodes[0]
         return [f"{self.cfg.domain} / {self.cfg.method} / seed {self.cfg.seed} after {self.env_steps} env steps: "
-                f"greedy success {self.success_rate:.2f} over {len(self.episodes)} episodes",
-                f"  episode 1: {first.steps} steps, reached {' '.join(first.reached) or '-'}"]
+                f"greedy success {self.success_rate:.2f}, ε = {self.cfg.final_eval_epsilon:g} success "
+                f"{self.epsilon_success_rate:.2f}, over {len(self.episodes)} episodes each",
+                f"  greedy episode 1: {first.steps} steps, reached {' '.join(first.reached) or '-'}"]
 
 
 def evaluate_run(path: str | Path, *, episodes: int | None = None, domain: str | None = None) -> RunEvaluation:
@@ -380,4 +444,6 @@ def evaluate_run(path: str | Path, *, episodes: int | None = None, domain: str |
     n = episodes or cfg.eval_episodes
     env = binding.make_env(max_steps=env_max_steps(cfg, subgoals))
     result = evaluate(learner, env, binding.labeler, eval_seeds(cfg.seed, n))
-    return RunEvaluation(str(run.path), cfg, learner.env_steps, result.success_rate, tuple(result.episodes))
+    noisy = evaluate(learner, env, binding.labeler, epsilon_eval_seeds(cfg.seed, n), cfg.final_eval_epsilon)
+    return RunEvaluation(str(run.path), cfg, learner.env_steps, result.success_rate, tuple(result.episodes),
+                         noisy.success_rate)
