@@ -12,6 +12,8 @@ as a goal state); this module checks them against a grounded ``Task``:
   before f_j first holds. Plans are enumerated by breadth-first search over symbolic states
   (acyclic paths, stopped at the first goal state; the models are tiny). Orderings are over
   positive atoms; complement atoms from negative preconditions are not fluents here.
+  With no goal-reaching trace at all, condition 2 is *unknown* (``Condition2.unknown``): the
+  traces neither show nor refute it, and the report's exit code says so (3).
 * An incompleteness report for the model's author: actions never seen to have their stated
   effects, fluents never observed, landmark orderings the env reaches differently.
 """
@@ -205,6 +207,14 @@ class Condition2:
     first_steps: tuple[tuple[str, int], ...] = ()
     """Step at which each of the plan's atoms first holds in the witness trace."""
     reason: str = ""
+    unknown: bool = False
+    """Neither shown nor refuted: no trace reached a goal state, so none could be checked
+    (``holds`` is then False too)."""
+
+    @property
+    def verdict(self) -> str:
+        """``holds``, ``fails`` or ``unknown``."""
+        return "holds" if self.holds else "unknown" if self.unknown else "fails"
 
 
 @dataclass(frozen=True)
@@ -245,12 +255,23 @@ class MVTRReport:
         return self.condition1.holds and self.condition2.holds
 
     @property
+    def verdict(self) -> str:
+        """``holds`` (both conditions), ``fails`` (one fails) or ``unknown`` (condition 1 holds,
+        condition 2 neither shown nor refuted)."""
+        if self.holds:
+            return "holds"
+        return "unknown" if self.condition1.holds and self.condition2.unknown else "fails"
+
+    @property
     def exit_code(self) -> int:
-        return 0 if self.holds else 1
+        """0 both conditions hold, 1 one fails, 3 not shown either way (``asg mvtr``'s codes)."""
+        return {"holds": 0, "fails": 1, "unknown": 3}[self.verdict]
 
     def to_json(self) -> dict:
         data = asdict(self)
         data["holds"] = self.holds
+        data["verdict"] = self.verdict
+        data["condition2"]["verdict"] = self.condition2.verdict
         return data
 
 
@@ -259,9 +280,10 @@ class MVTRReport:
         the env never showed of the model."""
         c1, c2, inc = self.condition1, self.condition2, self.incompleteness
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.traces.items()) if k != "goal_reaching")
+        headline = {"holds": "is an MVTR", "fails": "NOT an MVTR",
+                    "unknown": "not shown either way (condition 2 unknown)"}[self.verdict]
         lines = [
-            f"MVTR of model {self.model} on domain {self.domain}: "
-            f"{'is an MVTR' if self.holds else 'NOT an MVTR'}",
+            f"MVTR of model {self.model} on domain {self.domain}: {headline}",
             f"traces: {kinds}; {self.traces.get('goal_reaching', 0)} reach the goal",
             *(f"  {note}" for note in self.notes),
             f"condition 1 (goal atoms only in goal states): {_verdict(c1.holds)}; "
@@ -277,7 +299,8 @@ class MVTRReport:
         if c1.goal_states_without_goal_atoms and c1.holds:
             lines.append(f"  note: the goal atoms are false in {c1.goal_states_without_goal_atoms} "
                          f"of {c1.goal_states} goal state(s)")
-        lines.append(f"condition 2 (a goal-reaching trace instantiates a plan): {_verdict(c2.holds)}; "
+        lines.append(f"condition 2 (a goal-reaching trace instantiates a plan): "
+                     f"{'unknown' if c2.unknown else _verdict(c2.holds)}; "
                      f"{c2.plans_considered} plan(s) considered, {c2.goal_traces} goal-reaching trace(s)"
                      + ("" if c2.enumeration_complete else " (plan enumeration cut by its bound)"))
         if c2.holds:
@@ -353,7 +376,8 @@ def check_condition2(task: Task, traces: Sequence[AtomTrace], max_length: int = 
         bound = "" if enum.complete else f" within {max_length} actions"
         return Condition2(False, reason=f"the model has no plan{bound}", **common)
     if not goal_traces:
-        return Condition2(False, reason="no trace reached a goal state of the env", **common)
+        return Condition2(False, reason="no trace reached a goal state of the env, so none could be "
+                                        "checked against the model's plans", unknown=True, **common)
     plans = sorted(enum.plans, key=lambda p: (len(p.actions), p.actions))
     best: tuple[int, SymbolicPlan, AtomTrace, list[Ordering], dict] | None = None
     for trace in goal_traces:

@@ -3,23 +3,26 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from asg.envs.domains import DOMAINS
-from asg.envs.mvtr_traces import ExplorationConfig, collect_traces, run_mvtr
+from asg.envs.mvtr_traces import ExplorationConfig, collect_traces, episode_seeds, is_goal_step, run_mvtr
 from asg.planning import ground, parse_text
 from asg.planning.mvtr import (
     AtomTrace,
     SymbolicPlan,
     check_condition1,
     check_condition2,
+    check_mvtr,
     enumerate_plans,
     established_orderings,
     unmet_orderings,
 )
 from asg.planning.task import Atom
 
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SMALL = ExplorationConfig(episodes=5, max_steps=200, branch_steps=20, seed=1)
 
 
@@ -91,10 +94,54 @@ def test_condition2_reasons():
     assert check_condition2(task, [trace(A("a"), A("a", "b"), A("c", "d"))]).holds
     none = check_condition2(task, [trace(A("a"), A("b"), goal_at_end=False)])
     assert not none.holds and "no trace reached a goal state" in none.reason
+    assert none.unknown and none.verdict == "unknown"
     wrong = check_condition2(task, [trace(A("a"), A("c", "d", "b"))])
     assert not wrong.holds and "(c) first holds at step 1 but (b) only from step 1" in wrong.reason
     stuck = task_of(CHAIN.replace("(:goal (c))", "(:goal (e))").replace("(d))\n", "(d) (e))\n", 1))
     assert "has no plan" in check_condition2(stuck, [trace(A("a"))]).reason
+
+
+def test_exit_codes_follow_the_verdict():
+    task = task_of(CHAIN)
+    good = trace(A("a"), A("a", "b"), A("c", "d"))
+    assert check_mvtr(task, [good]).exit_code == 0
+    unknown = check_mvtr(task, [trace(A("a"), A("b"), goal_at_end=False)])
+    assert unknown.verdict == "unknown" and unknown.exit_code == 3 and not unknown.holds
+    assert unknown.to_json()["condition2"]["verdict"] == "unknown"
+    assert "not shown either way" in unknown.to_text().splitlines()[0]
+    # condition 1 fails (goal atom (c) in a non-goal state), condition 2 unknown: one fails, exit 1
+    both = check_mvtr(task, [trace(A("a"), A("c"), goal_at_end=False)])
+    assert both.verdict == "fails" and both.exit_code == 1
+    assert check_mvtr(task, [trace(A("a"), A("c", "d", "b"))]).exit_code == 1
+
+
+def test_goal_steps_are_success_or_a_rewarded_termination():
+    assert is_goal_step({"is_success": True}, 0.0, False)
+    assert not is_goal_step({"is_success": False}, 1.0, True)  # the env's own verdict wins
+    assert is_goal_step({}, 0.3, True)
+    assert not is_goal_step({}, 1.0, False) and not is_goal_step({}, 0.0, True)
+
+
+def test_plugin_minigrid_episodes_draw_their_layouts_reproducibly(monkeypatch):
+    pytest.importorskip("minigrid")
+    from asg.envs.plugins import domain_from_parts
+
+    monkeypatch.chdir(EXAMPLES / "doorkey")
+    monkeypatch.delitem(sys.modules, "labels", raising=False)
+    try:
+        spec = domain_from_parts("MiniGrid-DoorKey-5x5-v0", "labels:DOORKEY", "doorkey.pddl")
+    finally:
+        sys.modules.pop("labels", None)
+    task = spec.load_task()
+    config = ExplorationConfig(episodes=4, max_steps=30, seed=2)
+    a, b = collect_traces(spec, task, config), collect_traces(spec, task, config)
+    assert a == b and [t.source for t in a] == ["random"] * 4  # no solver, no branches
+    assert [str(t.env_states[-1]) for t in a] == [str(t.env_states[-1]) for t in b]
+    starts = {t.env_states[0] for t in a}
+    assert len(starts) > 1  # each episode its own seed, so its own layout
+    seeds = episode_seeds(config)
+    assert all(f"reset seed {seed}" in str(t.env_states[0]) for t, seed in zip(a, seeds))
+    assert all(not t.goal[0] and not t.states[0] for t in a)  # s_0: nothing of the model holds
 
 
 @pytest.mark.parametrize("name", sorted(DOMAINS))
