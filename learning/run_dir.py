@@ -221,6 +221,19 @@ def identity(cfg: TrainConfig) -> dict[str, Any]:
     return {key: json.loads(json.dumps(data[key])) for key in IDENTITY}  # tuples as lists, as in JSON
 
 
+def recorded_identity(meta: dict[str, Any], cfg: TrainConfig) -> dict[str, Any]:
+    """A checkpoint's ``IDENTITY`` values read through today's typed config: a field added to the
+    config after the checkpoint was written takes its default, which is the behaviour the
+    checkpoint's run had (every addition is a switch whose default keeps what was there). A
+    recorded value today's config refuses is returned as it is, to be reported as a mismatch."""
+    data = config_to_dict(cfg)
+    data.update({key: meta[key] for key in IDENTITY if key in meta})
+    try:
+        return identity(config_from_dict(data))
+    except ConfigError:
+        return meta
+
+
 class RunDir:
     """One run's folder (see the module docstring for its files)."""
 
@@ -276,10 +289,12 @@ class RunDir:
         return sha
 
     def load_state(self, kind: str, identity: Sequence[str], expected: dict[str, Any] | None = None,
-                   defaults: dict[str, Any] | None = None, name: str = CHECKPOINT) -> ckpt.Checkpoint:
+                   defaults: dict[str, Any] | None = None, name: str = CHECKPOINT,
+                   recorded: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> ckpt.Checkpoint:
         """The checkpoint of ``kind`` after every check: present, of this version, sealed, and agreeing on
         the ``identity`` fields with ``expected`` (default: ``config.json``'s top level, ``defaults``
-        filling fields an older config.json lacks)."""
+        filling fields an older config.json lacks); ``recorded`` maps the checkpoint's own meta to the
+        values compared (e.g. fields added since it was written, at their defaults)."""
         file = self.path / name
         if not file.is_file():
             raise CheckpointError(f"{file}: missing (nothing to resume or evaluate)")
@@ -290,7 +305,8 @@ class RunDir:
                                       f"(expected {CHECKPOINT_VERSION})")
         loaded = ckpt.load(file, kind)
         saved = expected if expected is not None else {**(defaults or {}), **self.read_config()}
-        ckpt.check_agrees(self.path / CONFIG, saved, file, loaded.meta, tuple(identity))
+        meta = recorded(loaded.meta) if recorded is not None else loaded.meta
+        ckpt.check_agrees(self.path / CONFIG, saved, file, meta, tuple(identity))
         return loaded
 
     def lock(self) -> None:
@@ -349,7 +365,8 @@ class RunDir:
         checkpoint is missing, corrupt or foreign, or disagrees with ``config.json`` (or ``cfg``)."""
         file = self.path / CHECKPOINT
         saved = self.config()
-        loaded = self.load_state(CHECKPOINT_KIND, IDENTITY, identity(saved))
+        loaded = self.load_state(CHECKPOINT_KIND, IDENTITY, identity(saved),
+                                 recorded=lambda meta: recorded_identity(meta, saved))
         tree = loaded.tree
         ckpt.require(isinstance(tree, dict) and isinstance(tree.get("learner"), dict)
                      and isinstance(tree.get("state"), dict), file, "unexpected content")

@@ -64,6 +64,25 @@ def test_config_json_must_agree_with_the_checkpoint(trained, tmp_path):
     assert not (run.path / "result.json").exists()
 
 
+def test_a_checkpoint_from_before_a_field_existed_reads_with_its_default(trained, tmp_path):
+    from asg.learning import checkpoint as ckpt
+    from asg.learning.run_dir import CHECKPOINT_KIND
+
+    run = RunDir(tmp_path / "older")
+    run.path.mkdir()
+    (run.path / "config.json").write_bytes((trained.path / "config.json").read_bytes())
+    loaded = ckpt.load(trained.path / CHECKPOINT, CHECKPOINT_KIND)
+    older = json.loads(json.dumps(loaded.meta))
+    for added in ("encoding", "categories", "epsilon_anneal_steps"):  # fields newer than such a checkpoint
+        del older["learner"]["deep"][added]
+    run.save_state(CHECKPOINT_KIND, loaded.tree, older)
+    assert run.load_checkpoint()["learner"].env_steps == 1500
+    older["learner"]["q"]["gamma"] = 0.9  # a value that differs is still refused
+    run.save_state(CHECKPOINT_KIND, loaded.tree, older)
+    with pytest.raises(CheckpointError, match="learner is .* but .* was written with learner"):
+        run.load_checkpoint()
+
+
 def test_a_second_writer_is_refused_naming_the_holder(tmp_path):
     first = RunDir.create(tmp_path / "run", _small(0))
     with pytest.raises(CheckpointError, match=r"in use by another run \(pid \d+ on"):
