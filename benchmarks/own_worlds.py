@@ -1,0 +1,260 @@
+"""Worlds of one's own against flat deep RL: ASGRL with deep skills vs PPO on MiniGrid's own envs.
+
+    python benchmarks/own_worlds.py --worlds doorkey-8x8,unlockpickup --methods asgrl,ppo --seeds 5 \
+        --out runs/own_worlds
+
+Both learners see the same observation, MiniGrid's egocentric 7 x 7 view (``observation="view"``):
+ASGRL through the user's route, ``asg train --env ID --labeler labels:NAME --model FILE --skills
+deep`` run in ``examples/<world>/`` (the landmarks of the user's approximate model, k diverse deep
+skills per landmark, the tabular meta-controller); PPO (stable-baselines3, the well-kept
+implementation the issue names) on the env's own reward over the flattened view, with the
+defaults of rl-starter-files (torch-ac), the reference PPO code for Minigrid (``PPO_SETTINGS``:
+16 envs x 128 steps, 4 epochs, batch 256, lr 1e-3, Adam eps 1e-8, γ 0.99, λ 0.95, clip 0.2,
+entropy 0.01, value coefficient 0.5, gradient norm 0.5). On DoorKey-5x5 (``doorkey-5x5``, PPO
+only) they solve seed 0 by 40k steps, against the RL Zoo's published agent (mean reward
+0.97 ± 0.01 after 1e5 steps, huggingface.co/sb3/ppo-MiniGrid-DoorKey-5x5-v0). The zoo's own
+MiniGrid settings (8 envs, 10 epochs, lr 2.5e-4, no entropy bonus, normalised observations and
+rewards) collapsed here: seed 0 on 5x5 ended at mean reward 0 from 40k steps on, and 8x8 stayed
+at 0.00 for 1M steps (``ZOO_SETTINGS``; runs/own_worlds_zoo_settings/).
+
+Each learner gets its env-step budget (``--steps``, ``--ppo-steps``). Every ``--eval-every`` env
+steps the frozen policy is scored on ``--eval-episodes`` layouts it has not trained on, each with
+its usual exploration left in: ASGRL ε = 0.05 (the paper's protocol, Sec. 5, ``curve_eval =
+"epsilon"``), PPO sampling its own policy; "steps to 0.9" is the first point at or above 0.9. At
+the end both are scored on 100 fresh layouts under both protocols (ASGRL: ``asg eval RUN
+--episodes 100``, greedy and ε = 0.05; PPO: sampled and deterministic); ``final_success`` is the
+first of each. A run's figures go to ``<out>/<world>/<method>/seed<N>.json`` (an ASGRL run's
+own folder, written by ``asg train`` alone, is ``seed<N>/`` beside it); a finished run is read
+back, an interrupted ASGRL run resumes (``asg train --resume``), so the command continues where
+it stopped. ``--reduce-only`` writes ``own_worlds.json`` and
+``own_worlds.md`` into ``--results`` (default benchmarks/results/own_worlds/).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from asg.learning.run_dir import atomic_write, atomic_write_json
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).resolve().parent / "results" / "own_worlds"
+WORLDS = {  # name: (Gymnasium id, example folder, labeler, model)
+    "doorkey-5x5": ("MiniGrid-DoorKey-5x5-v0", "doorkey", "labels:DOORKEY", "doorkey.pddl"),  # the zoo's check
+    "doorkey-8x8": ("MiniGrid-DoorKey-8x8-v0", "doorkey", "labels:DOORKEY", "doorkey.pddl"),
+    "unlockpickup": ("MiniGrid-UnlockPickup-v0", "unlockpickup", "labels:UNLOCKPICKUP", "unlockpickup.pddl"),
+}
+METHODS = ("asgrl", "ppo")
+# rl-starter-files' (torch-ac) PPO defaults, the reference PPO code for Minigrid.
+PPO_SETTINGS: dict[str, Any] = {"n_envs": 16, "n_steps": 128, "batch_size": 256, "n_epochs": 4, "learning_rate": 1e-3,
+                                "gamma": 0.99, "gae_lambda": 0.95, "clip_range": 0.2, "ent_coef": 0.01, "vf_coef": 0.5,
+                                "max_grad_norm": 0.5, "normalize": False,
+                                "policy_kwargs": {"optimizer_kwargs": {"eps": 1e-8}}}
+# rl-baselines3-zoo, hyperparams/ppo.yml, MiniGrid-DoorKey-5x5-v0 (collapsed here; see the docstring).
+ZOO_SETTINGS: dict[str, Any] = {"n_envs": 8, "n_steps": 128, "batch_size": 64, "gae_lambda": 0.95, "gamma": 0.99,
+                                "n_epochs": 10, "ent_coef": 0.0, "learning_rate": 2.5e-4, "clip_range": 0.2,
+                                "normalize": True}
+FINAL_EPISODES = 100
+
+
+# ---------------------------------------------------------------------------------------- ASGRL
+def run_asgrl(world: str, seed: int, steps: int, eval_every: int, eval_episodes: int, out: Path) -> dict[str, Any]:
+    """``asg train`` (or ``--resume``) in the example's folder, then ``asg eval`` over 100 layouts."""
+    env_id, folder, labeler, model = WORLDS[world]
+    cwd = ROOT / "examples" / folder
+    config = out.parent / f"seed{seed}.config.json"
+    atomic_write_json(config, {"eval_interval": eval_every, "curve_eval": "epsilon"})
+    if (out / "checkpoint.json").exists():
+        command = ["asg", "train", "--resume", str(out), "--quiet", "--json"]
+    else:
+        command = ["asg", "train", "--env", env_id, "--labeler", labeler, "--model", model, "--skills", "deep",
+                   "--steps", str(steps), "--seed", str(seed), "--eval-episodes", str(eval_episodes),
+                   "--config", str(config), "--out", str(out), "--quiet", "--json"]
+    start = time.monotonic()
+    trained = _json_of(subprocess.run(command, cwd=cwd, capture_output=True, text=True), command)
+    wall = time.monotonic() - start
+    if trained.get("status") not in ("finished", "solved"):  # solved: stopped early at success 1.0
+        raise RuntimeError(f"{out}: training stopped ({trained.get('status')})")
+    command = ["asg", "eval", str(out), "--episodes", str(FINAL_EPISODES), "--json"]
+    final = _json_of(subprocess.run(command, cwd=cwd, capture_output=True, text=True), command)
+    curve = [(int(row["env_steps"]), float(row["success_rate"])) for row in _metrics(out / "metrics.csv")]
+    return {"world": world, "method": "asgrl", "seed": seed, "env_steps": int(trained["env_steps"]),
+            "wall_seconds": round(float(trained.get("wall_seconds", wall)), 1),
+            "final_success": float(final["epsilon_success_rate"]), "final_greedy": float(final["success_rate"]),
+            "final_episodes": FINAL_EPISODES,
+            "steps_to_0.9": _first_at(curve, 0.9), "curve": curve}
+
+
+def _json_of(done: subprocess.CompletedProcess[str], command: list[str]) -> dict[str, Any]:
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
+        raise RuntimeError(f"{' '.join(command)}: exit {done.returncode}: {tail[0]}")
+    return json.loads(done.stdout[done.stdout.index("{"):])
+
+
+def _metrics(path: Path) -> list[dict[str, str]]:
+    import csv
+
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+# ---------------------------------------------------------------------------------------- PPO
+def view_env(env_id: str, seed: int | None = None) -> Any:
+    """MiniGrid's egocentric view, flattened (the observation the deep skills read, as a vector)."""
+    import gymnasium as gym
+    import minigrid  # noqa: F401  (registers the MiniGrid ids)
+    from gymnasium.wrappers import FlattenObservation
+    from minigrid.wrappers import ImgObsWrapper
+
+    return FlattenObservation(ImgObsWrapper(gym.make(env_id)))
+
+
+def score(policy: Any, env_id: str, episodes: int, seed: int, normalize: Any, deterministic: bool = False) -> float:
+    """Success rate of the policy (sampled, or its most likely actions) over ``episodes`` layouts
+    (reset seeds ``seed``...)."""
+    env = view_env(env_id)
+    wins = 0
+    for i in range(episodes):
+        obs, _ = env.reset(seed=seed + i)
+        done, reward = False, 0.0
+        while not done:
+            x = normalize.normalize_obs(obs[None]) if normalize is not None else obs[None]
+            action, _ = policy.predict(x, deterministic=deterministic)
+            obs, reward, terminated, truncated, _ = env.step(int(action[0]))
+            done = terminated or truncated
+        wins += reward > 0  # MiniGrid pays 1 - 0.9 t / T on success, 0 otherwise
+    env.close()
+    return wins / episodes
+
+
+def run_ppo(world: str, seed: int, steps: int, eval_every: int, eval_episodes: int, out: Path) -> dict[str, Any]:
+    """PPO from scratch on the env's own reward; evaluation points on held-out layouts."""
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    env_id = WORLDS[world][0]
+    settings = dict(PPO_SETTINGS)
+    n_envs, normalize = settings.pop("n_envs"), settings.pop("normalize")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        venv = make_vec_env(lambda: view_env(env_id), n_envs=n_envs, seed=seed)
+        if normalize:
+            venv = VecNormalize(venv, gamma=settings["gamma"])
+        model = PPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **settings)
+        curve: list[tuple[int, float]] = []
+        start = time.monotonic()
+
+        class Evaluate(BaseCallback):
+            def _on_step(self) -> bool:
+                if self.num_timesteps // eval_every > len(curve) - 1 or not curve:
+                    stats = venv if normalize else None
+                    rate = score(self.model.policy, env_id, eval_episodes, 10_000 * (seed + 1), stats)
+                    curve.append((int(self.num_timesteps), rate))
+                    print(f"  ppo {world} seed {seed}: {self.num_timesteps} steps, success {rate:.2f}, "
+                          f"{time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
+                return True
+
+        model.learn(total_timesteps=steps, callback=Evaluate())
+        wall = time.monotonic() - start
+        stats = venv if normalize else None
+        final = score(model.policy, env_id, FINAL_EPISODES, 10_000_000 + seed * FINAL_EPISODES, stats)
+        final_det = score(model.policy, env_id, FINAL_EPISODES, 10_000_000 + seed * FINAL_EPISODES, stats, True)
+    finally:
+        torch.set_num_threads(threads)
+    return {"world": world, "method": "ppo", "seed": seed, "env_steps": int(model.num_timesteps),
+            "wall_seconds": round(wall, 1), "final_success": final, "final_deterministic": final_det,
+            "final_episodes": FINAL_EPISODES,
+            "steps_to_0.9": _first_at(curve, 0.9), "curve": curve, "settings": PPO_SETTINGS}
+
+
+def _first_at(curve: list[tuple[int, float]], level: float) -> int | None:
+    return next((steps for steps, rate in curve if rate >= level), None)
+
+
+# ---------------------------------------------------------------------------------------- grid
+def reduce_runs(out: Path, results: Path) -> dict[str, Any]:
+    """Per world and method: seeds, mean final success (± s.e.m.), median steps to 0.9, wall time."""
+    rows = []
+    for world in WORLDS:
+        for method in METHODS:
+            found = [json.loads(p.read_text()) for p in sorted((out / world / method).glob("seed*.json"))
+                     if not p.name.endswith(".config.json")]
+            if not found:
+                continue
+            finals = [r["final_success"] for r in found]
+            solved = [r["steps_to_0.9"] for r in found if r["steps_to_0.9"] is not None]
+            sem = statistics.stdev(finals) / np.sqrt(len(finals)) if len(finals) > 1 else 0.0
+            rows.append({"world": world, "method": method, "seeds": len(found),
+                         "final_success_mean": round(statistics.mean(finals), 3), "final_success_sem": round(sem, 3),
+                         "finals": finals, "reached_0.9": f"{len(solved)}/{len(found)}",
+                         "median_steps_to_0.9": int(statistics.median(solved)) if solved else None,
+                         "mean_env_steps": int(statistics.mean(r["env_steps"] for r in found)),
+                         "mean_wall_minutes": round(statistics.mean(r["wall_seconds"] for r in found) / 60, 1)})
+    payload = {"command": "python benchmarks/own_worlds.py " + " ".join(sys.argv[1:]), "rows": rows,
+               "ppo_settings": PPO_SETTINGS}
+    results.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(results / "own_worlds.json", payload)
+    lines = ["| world | method | seeds | final success (100 layouts) | reached 0.9 | median steps to 0.9 | "
+             "env steps | wall (min) |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['world']} | {r['method']} | {r['seeds']} | {r['final_success_mean']:.2f} ± "
+                     f"{r['final_success_sem']:.2f} | {r['reached_0.9']} | {r['median_steps_to_0.9'] or '-'} | "
+                     f"{r['mean_env_steps']} | {r['mean_wall_minutes']} |")
+    atomic_write(results / "own_worlds.md", ("\n".join(lines) + "\n").encode())
+    return payload
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--worlds", default=",".join(WORLDS))
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1")
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=500_000, help="env-step budget of an ASGRL run")
+    parser.add_argument("--ppo-steps", type=int, default=1_000_000, help="env-step budget of a PPO run")
+    parser.add_argument("--eval-every", type=int, default=25_000)
+    parser.add_argument("--eval-episodes", type=int, default=20)
+    parser.add_argument("--out", type=Path, default=Path("runs/own_worlds"))
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--reduce-only", action="store_true")
+    args = parser.parse_args(argv)
+    worlds, methods = args.worlds.split(","), args.methods.split(",")
+    for name, known, option in ((worlds, WORLDS, "--worlds"), (methods, METHODS, "--methods")):
+        unknown = [item for item in name if item not in known]
+        if unknown:
+            parser.error(f"{option}: unknown {unknown[0]!r}; choose from {', '.join(known)}")
+    if not args.reduce_only:
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
+            for world in worlds:
+                for method in methods:
+                    out = (args.out / world / method / f"seed{seed}").resolve()
+                    figures = out.parent / f"seed{seed}.json"
+                    if figures.exists():
+                        continue
+                    print(f"{world}/{method}/seed{seed}: training", file=sys.stderr, flush=True)
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    run = run_asgrl if method == "asgrl" else run_ppo
+                    budget = args.steps if method == "asgrl" else args.ppo_steps
+                    result = run(world, seed, budget, args.eval_every, args.eval_episodes, out)
+                    atomic_write_json(figures, result)
+                    print(f"{world}/{method}/seed{seed}: final {result['final_success']:.2f}, steps to 0.9 "
+                          f"{result['steps_to_0.9']}, {result['wall_seconds']:.0f} s", file=sys.stderr, flush=True)
+    payload = reduce_runs(args.out, args.results)
+    print(json.dumps(payload["rows"], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
