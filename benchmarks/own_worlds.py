@@ -15,7 +15,7 @@ only) they solve seed 0 by 40k steps, against the RL Zoo's published agent (mean
 0.97 ± 0.01 after 1e5 steps, huggingface.co/sb3/ppo-MiniGrid-DoorKey-5x5-v0). The zoo's own
 MiniGrid settings (8 envs, 10 epochs, lr 2.5e-4, no entropy bonus, normalised observations and
 rewards) collapsed here: seed 0 on 5x5 ended at mean reward 0 from 40k steps on, and 8x8 stayed
-at 0.00 for 1M steps (``ZOO_SETTINGS``; runs/own_worlds_zoo_settings/).
+at 0.00 for 1M steps (``ZOO_SETTINGS``; benchmarks/results/own_worlds/zoo_settings/).
 
 Each learner gets its env-step budget (``--steps``, ``--ppo-steps``). Every ``--eval-every`` env
 steps the frozen policy is scored on ``--eval-episodes`` layouts it has not trained on, each with
