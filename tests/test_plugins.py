@@ -11,10 +11,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium import spaces
+from toy_domains import KEYDOOR_LABELS, KeyDoorCorridor
 
 import asg
 from asg.envs import plugins
@@ -39,45 +38,6 @@ KEYDOOR_PDDL = """
 """
 
 
-class KeyDoorCorridor(gym.Env):
-    """The corridor of the module docstring; deterministic."""
-
-    metadata = {"render_modes": []}
-    KEY, DOOR, GOAL, START = 0, 5, 6, 3
-
-    def __init__(self, max_steps: int = 200) -> None:
-        self.max_steps = max_steps
-        self.action_space = spaces.Discrete(4)
-        self.observation_space = spaces.Box(0, 6, (3,), np.int8)
-        self.pos, self.has_key, self.door_open, self.t = self.START, False, False, 0
-
-    def _obs(self) -> np.ndarray:
-        return np.array([self.pos, self.has_key, self.door_open], dtype=np.int8)
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.pos, self.has_key, self.door_open, self.t = self.START, False, False, 0
-        return self._obs(), {}
-
-    def step(self, action):
-        self.t += 1
-        if action == 0:
-            self.pos = max(0, self.pos - 1)
-        elif action == 1 and (self.pos + 1 != self.DOOR or self.door_open):
-            self.pos = min(self.GOAL, self.pos + 1)
-        elif action == 2 and self.pos == self.KEY:
-            self.has_key = True
-        elif action == 3 and self.pos == self.DOOR - 1 and self.has_key:
-            self.door_open = True
-        terminated = self.pos == self.GOAL
-        return self._obs(), float(terminated), terminated, self.t >= self.max_steps and not terminated, {}
-
-
-KEYDOOR_LABELS = {
-    "(has-key)": lambda env: env.has_key,
-    "(door-open)": lambda env: env.door_open,
-    "(at-goal)": lambda env: env.pos == KeyDoorCorridor.GOAL,
-}
 
 
 def make_corridor() -> KeyDoorCorridor:

@@ -75,3 +75,48 @@ def corridor_binding() -> DomainBinding:
     task = ground(parse_text(CORRIDOR_DOMAIN, CORRIDOR_PROBLEM, name="corridor"))
     return DomainBinding("corridor", lambda max_steps=200: Corridor(max_steps=max_steps),
                          CORRIDOR_LABELER, task, "<corridor>")
+
+
+# ------------------------------------------------------------------ a world of one's own (plug-in tests)
+class KeyDoorCorridor(gym.Env):
+    """Cells 0..6, start at 3: key at 0, a locked door at 5, the goal at 6. Actions: 0 left,
+    1 right, 2 pick up (at the key), 3 open (next to the door, with the key). Deterministic; no
+    ``hashable_state``, no ``is_success``: its goal states are the ones a step ends the episode in
+    with reward 1. A world of one's own for the plug-in and ``asg mvtr --env`` tests."""
+
+    metadata = {"render_modes": []}
+    KEY, DOOR, GOAL, START = 0, 5, 6, 3
+
+    def __init__(self, max_steps: int = 200) -> None:
+        self.max_steps = max_steps
+        self.action_space = spaces.Discrete(4)
+        self.observation_space = spaces.Box(0, 6, (3,), np.int8)
+        self.pos, self.has_key, self.door_open, self.t = self.START, False, False, 0
+
+    def _obs(self) -> np.ndarray:
+        return np.array([self.pos, self.has_key, self.door_open], dtype=np.int8)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.pos, self.has_key, self.door_open, self.t = self.START, False, False, 0
+        return self._obs(), {}
+
+    def step(self, action):
+        self.t += 1
+        if action == 0:
+            self.pos = max(0, self.pos - 1)
+        elif action == 1 and (self.pos + 1 != self.DOOR or self.door_open):
+            self.pos = min(self.GOAL, self.pos + 1)
+        elif action == 2 and self.pos == self.KEY:
+            self.has_key = True
+        elif action == 3 and self.pos == self.DOOR - 1 and self.has_key:
+            self.door_open = True
+        terminated = self.pos == self.GOAL
+        return self._obs(), float(terminated), terminated, self.t >= self.max_steps and not terminated, {}
+
+
+KEYDOOR_LABELS = {
+    "(has-key)": lambda env: env.has_key,
+    "(door-open)": lambda env: env.door_open,
+    "(at-goal)": lambda env: env.pos == KeyDoorCorridor.GOAL,
+}
