@@ -17,7 +17,9 @@ MiniGrid settings (8 envs, 10 epochs, lr 2.5e-4, no entropy bonus, normalised ob
 rewards) collapsed here: seed 0 on 5x5 ended at mean reward 0 from 40k steps on, and 8x8 stayed
 at 0.00 for 1M steps (``ZOO_SETTINGS``; benchmarks/results/own_worlds/zoo_settings/).
 
-Each learner gets its env-step budget (``--steps``, ``--ppo-steps``). Every ``--eval-every`` env
+Both play the world as MiniGrid ships it, episodes ending at its own time limit (640 steps on
+DoorKey-8x8, 288 on UnlockPickup; ``asg.envs.plugins.own_episode_limit``). Each learner gets its
+env-step budget (``--steps``, ``--ppo-steps``). Every ``--eval-every`` env
 steps the frozen policy is scored on ``--eval-episodes`` layouts it has not trained on, each with
 its usual exploration left in: ASGRL ε = 0.05 (the paper's protocol, Sec. 5, ``curve_eval =
 "epsilon"``), PPO sampling its own policy; "steps to 0.9" is the first point at or above 0.9. At

@@ -6,8 +6,11 @@ A domain is three things, and nothing here asks for more:
 
 * an **env factory**: a registered Gymnasium id (``"MiniGrid-DoorKey-8x8-v0"``; ``"pkg:Id"``
   imports ``pkg`` first, as ``gymnasium.make`` does), or a callable returning a
-  ``gymnasium.Env``, with or without a ``max_steps=`` keyword (without one, a ``TimeLimit``
-  caps the episode). The action space must be ``Discrete``.
+  ``gymnasium.Env``, with or without a ``max_steps=`` keyword. The action space must be ``Discrete``.
+  Episodes end where the env's own do (its Gymnasium ``TimeLimit``, a Minigrid env's
+  ``max_steps``), for ASGRL as for the flat learners and baselines, so a world is learned with the
+  time limit its authors gave it; ``max_episode_steps=N`` overrides it, and an env without one
+  is capped at ``DEFAULT_EPISODE_STEPS`` (2000, asg's own worlds' length).
 * a **labeler**: ground atom text -> predicate, as a dict ``{"(has-key)": lambda env: ...}``,
   a ``LabelTable`` (one decorator per atom) or an ``asg.envs.labeling.Labeler``.
 * a **PDDL model**: a file path, or the name of a bundled model (``asg.pddl_models``).
@@ -45,7 +48,7 @@ generated world keeps one layout, the setting in which tabular skills can learn 
 
 ## Public names
 
-* ``register_domain(name, *, env, labeler, model, max_episode_steps=2000, skill_max_steps=700,
+* ``register_domain(name, *, env, labeler, model, max_episode_steps=None, skill_max_steps=700,
   description="", fixed_seed=None, observation="state", env_kwargs=None, replace=False)
   -> PluginDomain``: build and register (exported as ``asg.register_domain``).
 * ``make_domain(name, *, env, labeler, model, ...) -> PluginDomain``: build without registering
@@ -172,6 +175,26 @@ def is_minigrid_env(env: str | Callable[..., gym.Env], folder: str | Path | None
         return _is_minigrid(made.unwrapped)
     finally:
         made.close()
+
+
+DEFAULT_EPISODE_STEPS = 2000
+"""The episode cap of an env that has none of its own (asg's own worlds' length)."""
+
+
+def own_episode_limit(env: gym.Env) -> int | None:
+    """The step at which ``env``'s episodes end of themselves: the tightest ``TimeLimit`` among its
+    wrappers, or a Minigrid env's ``max_steps``; None when it sets none."""
+    limits: list[int] = []
+    layer: Any = env
+    while True:
+        if isinstance(layer, TimeLimit):
+            limits.append(int(layer._max_episode_steps))
+        if not isinstance(layer, gym.Wrapper):
+            break
+        layer = layer.env
+    if _is_minigrid(layer):
+        limits.append(int(layer.max_steps))
+    return min(limits) if limits else None
 
 
 def _is_minigrid(base: Any) -> bool:
@@ -335,8 +358,9 @@ class PluginDomain:
     labeler: Labeler
     model: str
     """PDDL file path or bundled model name."""
-    max_episode_steps: int = 2000
-    """Episode cap when ``make_env`` is called without ``max_steps``."""
+    max_episode_steps: int | None = None
+    """Episode cap when ``make_env`` is called without ``max_steps``; None: the env's own
+    (``episode_limit``), so a world keeps the time limit its authors gave it."""
     skill_max_steps: int = 700
     """Step budget of one skill (the config's ``learner.skill_max_steps``)."""
     description: str = ""
@@ -355,6 +379,8 @@ class PluginDomain:
         where = f"domain {self.name!r}"
         for param in ("max_episode_steps", "skill_max_steps"):
             value = getattr(self, param)
+            if param == "max_episode_steps" and value is None:
+                continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise PluginError(param, value, f"{where}: expected an integer >= 1")
         if self.fixed_seed is not None and (not isinstance(self.fixed_seed, int) or self.fixed_seed < 0):
@@ -376,27 +402,12 @@ class PluginDomain:
         raise PluginError("domain", self.name, "a plug-in domain has no complete model")
 
     def make_env(self, max_steps: int | None = None, **kwargs: Any) -> gym.Env:
-        """A fresh env capped at ``max_steps`` (default ``max_episode_steps``), adapted as configured."""
+        """A fresh env, adapted as configured, whose episodes end at ``max_steps`` if given, else at
+        ``max_episode_steps``, else where the env's own end (``DEFAULT_EPISODE_STEPS`` if never)."""
         steps = self.max_episode_steps if max_steps is None else int(max_steps)
-        kwargs = {**self.env_kwargs, **kwargs}
-        env: Any
-        if isinstance(self.env, str):
-            spec = gym.spec(self.env)
-            creator = spec.entry_point if callable(spec.entry_point) else load_env_creator(spec.entry_point)
-            if _accepts_max_steps(creator):
-                kwargs.setdefault("max_steps", steps)
-            env = gym.make(self.env, max_episode_steps=steps, **kwargs)
-        else:
-            try:
-                env = (self.env(max_steps=steps, **kwargs) if _accepts_max_steps(self.env)
-                       else self.env(**kwargs))
-            except Exception as exc:
-                raise UnknownEnvError("env", self.env_id, f"the factory raised {type(exc).__name__}: {exc}") from None
-            if not isinstance(env, gym.Env):
-                raise UnknownEnvError("env", self.env_id, f"the factory returned a {type(env).__name__}, "
-                                                          "not a gymnasium.Env")
-            if not _accepts_max_steps(self.env):
-                env = TimeLimit(env, steps)
+        env = self._build(steps, {**self.env_kwargs, **kwargs})
+        if steps is None and own_episode_limit(env) is None:
+            env = TimeLimit(env, DEFAULT_EPISODE_STEPS)
         if self.fixed_seed is not None:
             env = FixedSeed(env, self.fixed_seed)
         if self.observation == "state" and _is_minigrid(env.unwrapped):
@@ -409,6 +420,41 @@ class PluginDomain:
 
             env = ImgObsWrapper(env)
         return env
+
+    def _build(self, steps: int | None, kwargs: dict[str, Any]) -> gym.Env:
+        """The env from its factory, capped at ``steps`` (None: as the factory makes it)."""
+        env: Any
+        if isinstance(self.env, str):
+            spec = gym.spec(self.env)
+            creator = spec.entry_point if callable(spec.entry_point) else load_env_creator(spec.entry_point)
+            if steps is None:
+                return gym.make(self.env, **kwargs)
+            if _accepts_max_steps(creator):
+                kwargs.setdefault("max_steps", steps)
+            return gym.make(self.env, max_episode_steps=steps, **kwargs)
+        capped = steps is not None and _accepts_max_steps(self.env)
+        try:
+            env = self.env(max_steps=steps, **kwargs) if capped else self.env(**kwargs)
+        except Exception as exc:
+            raise UnknownEnvError("env", self.env_id, f"the factory raised {type(exc).__name__}: {exc}") from None
+        if not isinstance(env, gym.Env):
+            raise UnknownEnvError("env", self.env_id, f"the factory returned a {type(env).__name__}, "
+                                                      "not a gymnasium.Env")
+        if steps is not None and not capped:
+            env = TimeLimit(env, steps)
+        return env
+
+    def episode_limit(self) -> int:
+        """Where an episode ends: ``max_episode_steps``, else the env's own limit (its Gymnasium
+        ``TimeLimit`` or Minigrid's ``max_steps``), else ``DEFAULT_EPISODE_STEPS``."""
+        if self.max_episode_steps is not None:
+            return self.max_episode_steps
+        env = self._build(None, dict(self.env_kwargs))
+        try:
+            own = own_episode_limit(env)
+        finally:
+            env.close()
+        return DEFAULT_EPISODE_STEPS if own is None else own
 
     def load_task(self, path: str | Path | None = None) -> Task:
         """Ground the model (or ``path``); check the labeler knows its atoms and evaluates on a reset env."""
@@ -439,7 +485,7 @@ class PluginDomain:
 
 
 def make_domain(name: str, *, env: str | Callable[..., gym.Env], labeler: Any, model: str | Path,
-                max_episode_steps: int = 2000, skill_max_steps: int = 700, description: str = "",
+                max_episode_steps: int | None = None, skill_max_steps: int = 700, description: str = "",
                 fixed_seed: int | None = None, observation: str = "state",
                 env_kwargs: Mapping[str, Any] | None = None, source: str = "python") -> PluginDomain:
     """Build a ``PluginDomain`` (not registered); raises ``PluginError``s naming the argument."""
@@ -489,7 +535,7 @@ def add_domain(spec: Any, *, replace: bool = False) -> Any:
 
 
 def register_domain(name: str, *, env: str | Callable[..., gym.Env], labeler: Any, model: str | Path,
-                    max_episode_steps: int = 2000, skill_max_steps: int = 700, description: str = "",
+                    max_episode_steps: int | None = None, skill_max_steps: int = 700, description: str = "",
                     fixed_seed: int | None = None, observation: str = "state",
                     env_kwargs: Mapping[str, Any] | None = None, replace: bool = False) -> PluginDomain:
     """Build and register a domain; ``asg train --domain NAME`` and ``bind_domain(NAME)`` then find it."""
@@ -577,7 +623,7 @@ def _default_name(env: str) -> str:
 
 
 def domain_from_parts(env: str, labeler: str, model: str | Path, *, name: str | None = None,
-                      max_episode_steps: int = 2000, skill_max_steps: int = 700,
+                      max_episode_steps: int | None = None, skill_max_steps: int = 700,
                       fixed_seed: int | None = None, observation: str = "state",
                       check: bool = True, folder: str | Path | None = None) -> PluginDomain:
     """The command line form: ``env`` an id or ``module:callable``, ``labeler`` ``module:NAME``, ``model`` a path.

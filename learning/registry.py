@@ -16,6 +16,7 @@ from typing import Any
 import gymnasium as gym
 
 from asg.envs.domains import UnknownDomainError, domain_names, get_domain
+from asg.envs.plugins import PluginDomain
 from asg.learning.asgrl.baselines import FlatLearner
 from asg.learning.asgrl.config import DOMAIN_DIVERSITY, FlatConfig, HierarchicalConfig, TrainConfig, check_subgoals
 from asg.learning.asgrl.episode import Learner
@@ -53,6 +54,9 @@ class DomainBinding:
     labeler: Labeler
     task: Task
     model_path: str
+    episode_limit: int | None = None
+    """Where a plug-in world's own episodes end (``PluginDomain.episode_limit``); every learner keeps
+    it. None (asg's own worlds): the learner's step budget sets the episode (``env_max_steps``)."""
 
 
 def asgrl_domains() -> list[str]:
@@ -74,7 +78,8 @@ def bind_spec(spec: Any, model: str | Path | None = None) -> DomainBinding:
     if model is not None and not Path(model).is_file():
         raise DomainError(f"{model}: no such model file")
     task = spec.load_task(model)
-    return DomainBinding(spec.name, spec.make_env, spec.labeler, task, str(model or spec.model_path()))
+    limit = spec.episode_limit() if isinstance(spec, PluginDomain) else None
+    return DomainBinding(spec.name, spec.make_env, spec.labeler, task, str(model or spec.model_path()), limit)
 
 
 def uses_landmarks(cfg: TrainConfig) -> bool:
@@ -103,8 +108,11 @@ def _shared_domain_k(cfg: TrainConfig, names: set[str]) -> TrainConfig:
     return dataclasses.replace(cfg, learner=dataclasses.replace(cfg.learner, diversity=diversity))
 
 
-def env_max_steps(cfg: TrainConfig, subgoals: SubgoalSet) -> int:
-    """The env's own episode cap: every skill may use its full budget (ASGRL), or 2000 (flat)."""
+def env_max_steps(cfg: TrainConfig, subgoals: SubgoalSet, episode_limit: int | None = None) -> int:
+    """The env's episode cap: the world's own ``episode_limit`` where it has one (a plug-in env),
+    else room for every skill's full budget (ASGRL) or the flat learner's episode length."""
+    if episode_limit is not None:
+        return episode_limit
     learner = cfg.learner
     if isinstance(learner, HierarchicalConfig):
         return len(subgoals) * learner.skill_max_steps + 1

@@ -101,6 +101,28 @@ def test_factory_without_max_steps_gets_a_time_limit(model):
     assert spec.env_id.endswith(":make_corridor")
 
 
+def test_a_world_keeps_its_own_time_limit(model, monkeypatch):
+    """Episodes end where the env's own do (Minigrid's max_steps: 10 x 5 x 5 on DoorKey-5x5), in
+    training as in the flat baselines; ``max_episode_steps`` overrides; an env with none gets 2000."""
+    pytest.importorskip("minigrid")
+    monkeypatch.chdir(EXAMPLES / "doorkey")
+    monkeypatch.delitem(sys.modules, "labels", raising=False)
+    spec = plugins.domain_from_parts("MiniGrid-DoorKey-5x5-v0", "labels:DOORKEY", "doorkey.pddl", observation="view")
+    sys.modules.pop("labels", None)
+    binding = bind_spec(spec)
+    assert binding.episode_limit == spec.episode_limit() == 250
+    env = spec.make_env()
+    env.reset(seed=0)
+    truncated = [env.step(0)[3] for _ in range(250)]  # turning left never ends the episode otherwise
+    assert truncated == [False] * 249 + [True]
+    assert plugins.own_episode_limit(spec.make_env(max_steps=30)) == 30
+    capped = plugins.make_domain("keydoor-capped", env=make_corridor, labeler=KEYDOOR_LABELS, model=model,
+                                 max_episode_steps=40)
+    assert capped.episode_limit() == 40 and plugins.own_episode_limit(capped.make_env()) == 40
+    bare = plugins.make_domain("keydoor-bare", env=make_corridor, labeler=KEYDOOR_LABELS, model=model)
+    assert bare.episode_limit() == plugins.DEFAULT_EPISODE_STEPS == 2000
+
+
 def test_label_table_decorator_and_fixed_seed(model):
     table = LabelTable("keydoor")
 
@@ -377,6 +399,13 @@ def test_cli_trains_resumes_and_evaluates_a_world_of_ones_own(world_folder, tmp_
     evaluated, errors = _cli("eval", out, "--episodes", "3", "--json")
     assert evaluated.exit_code == 0 and not errors, evaluated.output
     assert __import__("json").loads(evaluated.output)["success_rate"] == 1.0
+    config = __import__("json").loads((out / "config.json").read_text())
+    assert config["plugin"]["episode_limit"] == 2000  # the corridor has no limit of its own
+    config["plugin"]["episode_limit"] = 100  # a run whose episodes ended elsewhere is not continued
+    (out / "config.json").write_text(__import__("json").dumps(config))
+    refused, errors = _cli("train", "--resume", out, "--steps", "30000", "--quiet")
+    assert refused.exit_code == 2 and len(errors) == 1 and "its episodes ended at 100 steps" in errors[0], \
+        refused.output
 
 
 @pytest.mark.parametrize("args, message", [

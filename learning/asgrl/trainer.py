@@ -173,7 +173,7 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
     if subgoals is None:
         resumed = resume and run_dir is not None
         subgoals = run_dir.subgoals(cfg, binding) if resumed else make_subgoals(cfg, binding.task)
-    max_steps = env_max_steps(cfg, subgoals)
+    max_steps = env_max_steps(cfg, subgoals, binding.episode_limit)
     env = binding.make_env(max_steps=max_steps)
     eval_env = binding.make_env(max_steps=max_steps)
     learner: Learner
@@ -304,11 +304,11 @@ def deep_input(domain: str) -> dict[str, Any]:
 
 
 def plugin_config(cfg: TrainConfig) -> TrainConfig:
-    """``cfg`` with the plug-in domain's own step budgets (skill or episode length)."""
+    """``cfg`` with the plug-in domain's own step budgets (skill length, or the world's episode length)."""
     spec = get_domain(cfg.domain)
     if cfg.learner.kind == "hierarchical":
         return merge_overrides(cfg, {"learner": {"skill_max_steps": spec.skill_max_steps}})
-    return merge_overrides(cfg, {"learner": {"episode_max_steps": spec.max_episode_steps}})
+    return merge_overrides(cfg, {"learner": {"episode_max_steps": spec.episode_limit()}})
 
 
 def run_config(domain: str, method: str = "asgrl", preset: str = "asg", *, seed: int = 0, model: str | None = None,
@@ -368,12 +368,14 @@ class TrainRun:
 
     @classmethod
     def create(cls, path: str | Path, cfg: TrainConfig, binding: DomainBinding | None = None,
-               plugin: dict[str, str] | None = None) -> TrainRun:
+               plugin: dict[str, Any] | None = None) -> TrainRun:
         """A new run in ``path``; ``plugin``: the command-line parts of a plug-in world, saved so that
         ``resume`` and ``evaluate_run`` can rebuild it."""
         binding = binding or bind_domain(cfg.domain, cfg.model)
         graph = compute_landmarks(binding.task) if uses_landmarks(cfg) else None
         subgoals = make_subgoals(cfg, binding.task, graph)
+        if plugin is not None:
+            plugin = {**plugin, "episode_limit": binding.episode_limit}
         run_dir = RunDir.create(path, cfg, None if plugin is None else {PLUGIN: plugin})
         try:
             run_dir.write_subgoals(subgoals, None if graph is None else graph.to_json())
@@ -390,6 +392,11 @@ class TrainRun:
         if steps is not None:
             cfg = merge_overrides(cfg, {"total_steps": steps})
         binding = bind_domain(cfg.domain, cfg.model)
+        parts = run_dir.read_config().get(PLUGIN)
+        if isinstance(parts, dict) and parts.get("episode_limit") != binding.episode_limit:
+            ended = parts.get("episode_limit") or "the skill budget"
+            raise DomainError(f"{run_dir.path}: its episodes ended at {ended} steps, the {cfg.domain} "
+                              f"world's own end at {binding.episode_limit}; start a new run")
         return cls(cfg, binding, run_dir.subgoals(cfg, binding), run_dir, True, run_dir.checkpoint_steps())
 
     @property
@@ -442,7 +449,7 @@ def evaluate_run(path: str | Path, *, episodes: int | None = None, domain: str |
     subgoals = run.subgoals(cfg, binding)
     learner = run.load_checkpoint(cfg, binding, subgoals)["learner"]
     n = episodes or cfg.eval_episodes
-    env = binding.make_env(max_steps=env_max_steps(cfg, subgoals))
+    env = binding.make_env(max_steps=env_max_steps(cfg, subgoals, binding.episode_limit))
     result = evaluate(learner, env, binding.labeler, eval_seeds(cfg.seed, n))
     noisy = evaluate(learner, env, binding.labeler, epsilon_eval_seeds(cfg.seed, n), cfg.final_eval_epsilon)
     return RunEvaluation(str(run.path), cfg, learner.env_steps, result.success_rate, tuple(result.episodes),
