@@ -189,14 +189,18 @@ def world_model(kind: str, behaviour_model: str | Path | None = None) -> Any:
 
 
 def meta_controller_config(preset: str) -> Any:
-    """The meta-controller's ``NPIConfig`` of ``preset``: ``fast`` with our ψ prunings, ``paper`` with the
-    paper's masks only (``search.psi_prunings`` off: the network learns when to Stop)."""
+    """The meta-controller's ``NPIConfig`` of ``preset``: ``fast`` is the default, with our ψ prunings and
+    the reference code's trace buffer per program; ``paper`` has the paper's masks only
+    (``search.psi_prunings`` off: the network learns when to Stop) and T5's one buffer of n_buf traces
+    (``buffer_scope`` "all"). Both keep one call limit for every level (the paper gives none)."""
     from asg.learning.npi.config import NPIConfig
 
     if preset not in PRESETS:
         raise ConfigError(f"preset: unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     config = NPIConfig()
-    return config if preset == "fast" else replace(config, search=replace(config.search, psi_prunings=False))
+    if preset == "fast":
+        return config
+    return replace(config, search=replace(config.search, psi_prunings=False), buffer_scope="all")
 
 
 def train_meta_controller(out: str | Path, *, world_model_kind: str = "learned",

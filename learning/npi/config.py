@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from asg.learning import configio
-from asg.learning.configio import Checker
+from asg.learning.configio import Checker, show
 
 LANDMARK_MODES = ("off", "prior", "bonus")
 CURRICULA = ("random", "learning-progress")
 Q_ESTIMATES = ("softmax", "mean")
 INITIAL_STATES = ("table", "stacked")
 BACKENDS = ("local", "ray")
+BUFFER_SCOPES = ("program", "all")
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,9 @@ class SearchConfig:
     landmark_weight: float = 0.5  # λ of the prior mix, or the coefficient of the bonus term (ours)
     psi_prunings: bool = True  # ours: once ψ holds only Stop is legal, a callee whose ψ holds is not
     # callable (table.py). Off: the paper's masks (calls list, φ, max_calls); the network learns Stop.
+    level_max_calls: tuple[tuple[int, int], ...] = ()  # (level, limit) pairs: the call limit of the programs
+    # of that level, as the reference code's max depth per level (§2.3, sorting {1: 5, 2: 2L+3, 3: 2L+3});
+    # a level not listed, and every level with (), keeps max_calls. The paper gives no limit at all.
 
     def __post_init__(self) -> None:
         c = Checker(self, "search")
@@ -78,8 +82,30 @@ class SearchConfig:
         c.choice("landmark", LANDMARK_MODES)
         c.number("landmark_weight", ge=0.0)
         c.flag("psi_prunings")
+        self._check_level_max_calls(c)
         c.require(self.landmark != "prior" or self.landmark_weight <= 1.0, "landmark_weight",
                   f"expected a mixing fraction in [0, 1] with landmark \"prior\", got {self.landmark_weight}")
+
+    def _check_level_max_calls(self, c: Checker) -> None:
+        pairs = self.level_max_calls
+        c.require(isinstance(pairs, tuple), "level_max_calls",
+                  f"expected a list of [level, limit] pairs, got {show(pairs)}")
+        seen: set[int] = set()
+        for i, pair in enumerate(pairs):
+            good = (isinstance(pair, tuple) and len(pair) == 2
+                    and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in pair))
+            got = f"[{', '.join(show(x) for x in pair)}]" if isinstance(pair, tuple) else show(pair)
+            c.require(good, f"level_max_calls[{i}]", f"expected a [level, limit] pair of ints >= 1, got {got}")
+            c.require(pair[0] not in seen, f"level_max_calls[{i}]",
+                      f"expected distinct levels, got level {pair[0]} twice")
+            seen.add(pair[0])
+
+    def call_limit(self, level: int) -> int:
+        """The calls a program of ``level`` may make before only Stop is legal (the one rule for it)."""
+        for listed, limit in self.level_max_calls:
+            if listed == level:
+                return limit
+        return self.max_calls
 
 
 @dataclass(frozen=True)
@@ -92,7 +118,11 @@ class NPIConfig:
     episodes_per_iteration: int = 20  # n_ep (T5)
     updates_per_episode: int = 2  # n_updates_per_episode (T5)
     batch_size: int = 16  # whole traces per batch, trained with BPTT (T5, B.3)
-    buffer_size: int = 100  # n_buf, traces kept (T5), per program (the reference code splits by task, §2.4)
+    buffer_size: int = 100  # n_buf, traces kept (T5): per program or in all, as buffer_scope says
+    buffer_scope: Literal["program", "all"] = "program"  # "program": buffer_size traces of each program, a
+    # batch draws a program uniformly, then its traces (the reference code splits by task, §2.4); "all": one
+    # buffer of buffer_size traces (T5: "maximum size of buffer memory (nb of full trajectories)", B.3: "a
+    # centralized replay buffer"). The paper never says whether it splits by program.
     p_buf: float = 0.5  # fraction of a batch drawn from positive-reward traces (T5)
     validation_episodes: int = 10  # n_val per program, exploit mode (T5)
     validate_every: int = 1  # iterations between validations (ours; Algorithm 4 validates each one)
@@ -116,6 +146,7 @@ class NPIConfig:
             c.integer(name, ge=1)
         c.integer("updates_per_episode", ge=0)
         c.number("p_buf", ge=0.0, le=1.0)
+        c.choice("buffer_scope", BUFFER_SCOPES)
         c.choice("curriculum", CURRICULA)
         c.number("lp_epsilon", ge=0.0, le=1.0)
         c.names("programs")

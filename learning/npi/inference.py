@@ -155,10 +155,11 @@ def _run_network(task: int, executor: Executor, ctx: SearchContext) -> CallRecor
     table, cfg = ctx.table, ctx.config
     h, c = ctx.evaluator.initial_hidden()
     calls: list[CallRecord] = []
-    for depth in range(cfg.max_calls + 1):
+    limit = ctx.call_limit(task)
+    for depth in range(limit + 1):
         state = executor.observe()
         atoms = ctx.model.atoms(state)
-        legal = table.legal(task, atoms, depth, cfg.max_calls, cfg.psi_prunings)
+        legal = table.legal(task, atoms, depth, limit, cfg.psi_prunings)
         logits, _, h, c = ctx.evaluator.evaluate(state, table.task_row(task), h, c)
         action = int(np.argmax(masked_priors(np.asarray(logits, dtype=float), legal)))
         if action == table.stop:
@@ -188,7 +189,7 @@ def _run_replan(task: int, executor: Executor, ctx: SearchContext) -> CallRecord
     h, c = ctx.evaluator.initial_hidden()
     progress = None
     calls: list[CallRecord] = []
-    for depth in range(cfg.max_calls + 1):
+    for depth in range(ctx.call_limit(task) + 1):
         state = executor.observe()
         if ctx.guide is not None:
             atoms = ctx.model.atoms(state)

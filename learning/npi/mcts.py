@@ -7,8 +7,9 @@ Small functions over a tree of :class:`Node`; the environment model and the prio
 - A node is a state reached by the program being executed (its *task*) after ``depth`` calls;
   one evaluator call gives its priors, its value and the LSTM state its children continue from.
 - Masks: a task may call the programs its ``calls`` list names whose pre-condition holds, and
-  Stop (:meth:`ProgramTable.legal`). Priors are renormalised over the legal actions; if the
-  evaluator gives them no mass at all they become uniform over the legal actions.
+  Stop (:meth:`ProgramTable.legal`); after :meth:`SearchContext.call_limit` calls (``max_calls``,
+  or its level's ``level_max_calls`` entry), only Stop. Priors are renormalised over the legal
+  actions; if the evaluator gives them no mass at all they become uniform over the legal actions.
 - Selection: argmax over legal actions of Q + c_puct·P·sqrt(N)/(1 + n) + L, with the level
   term L = c_level·exp(-(level(task) - level(callee))) and c_level·exp(-1) for Stop.
 - Expansion: an atomic call steps the model; a non-atomic call runs a *new search* for the
@@ -28,7 +29,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from asg.learning.errors import ConfigError
 from asg.learning.npi.config import SearchConfig
+from asg.learning.npi.table import ProgramTable
 from asg.learning.world_models.program_models import EnvironmentModel
 from asg.planning.task import Atom
 
@@ -129,9 +132,16 @@ class SearchContext:
     sub_traces: dict = field(default_factory=dict)  # (callee, state bytes) -> Trace (exploit is deterministic)
     _levels: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        check_call_limits(self.config, self.table)
+
     @property
     def table(self):
         return self.model.table
+
+    def call_limit(self, task: int) -> int:
+        """The calls ``task`` may make before only Stop is legal (``SearchConfig.call_limit`` of its level)."""
+        return self.config.call_limit(int(self.table.levels[task]))
 
     def level_term(self, task: int) -> np.ndarray:
         """(A,) the level term of each action for ``task`` (constant, §2.3)."""
@@ -140,6 +150,18 @@ class SearchContext:
             term = c.c_level * np.exp(-(table.levels[task] - table.levels).astype(float))
             self._levels[task] = np.append(term, c.c_level * np.exp(-1.0))
         return self._levels[task]
+
+
+def check_call_limits(config: SearchConfig, table: ProgramTable) -> None:
+    """A ``ConfigError`` unless every level of ``config.level_max_calls`` is a level of a non-atomic
+    program of ``table``'s library (a limit for any other level would never apply)."""
+    if not config.level_max_calls:
+        return
+    levels = sorted({int(table.levels[t]) for t in table.tasks})
+    for i, (level, _) in enumerate(config.level_max_calls):
+        if level not in levels:
+            raise ConfigError(f"search.level_max_calls[{i}]: level {level} has no non-atomic program in "
+                              f"{table.library.path} (levels {', '.join(map(str, levels))})")
 
 
 # -- priors -----------------------------------------------------------------------------------
@@ -177,7 +199,7 @@ def evaluate_node(node: Node, ctx: SearchContext, h: np.ndarray, c: np.ndarray, 
     """Fill a non-terminal node: legal actions, priors (masked, guided, noised), value, LSTM state."""
     table, cfg = ctx.table, ctx.config
     n_actions = table.n_actions
-    node.legal = table.legal(node.task, node.atoms, node.depth, cfg.max_calls, cfg.psi_prunings)
+    node.legal = table.legal(node.task, node.atoms, node.depth, ctx.call_limit(node.task), cfg.psi_prunings)
     logits, node.value, node.h, node.c = ctx.evaluator.evaluate(node.state, table.task_row(node.task), h, c)
     prior = masked_priors(np.asarray(logits, dtype=float), node.legal)
     if ctx.guide is not None:

@@ -6,7 +6,8 @@ conditioned on, one embedding row each) are the non-atomic programs, in library 
 
 Masks follow AlphaNPI (reference_code.md §2.3): a program may call only the programs its
 ``calls`` list names (all of strictly lower level), only when their pre-condition holds; Stop
-is always legal, and once ``max_calls`` calls are made Stop is the only legal action.
+is always legal, and once ``max_calls`` calls are made Stop is the only legal action (the limit of
+the task's level: ``SearchConfig.call_limit``, which the search and the inference pass in).
 Two prunings of ours, both exact (rewards come only at Stop, γ**calls on success), a switch
 (``SearchConfig.psi_prunings``, on by default, off for the paper's masks): a program whose ψ
 holds may only Stop, and so a non-atomic program whose ψ already holds is not called (it would
@@ -95,7 +96,8 @@ class ProgramTable:
 
     def legal(self, task: int, atoms: frozenset[Atom], depth: int, max_calls: int,
               prunings: bool = True) -> np.ndarray:
-        """(A,) bool: the actions program ``task`` may take after ``depth`` calls in ``atoms``.
+        """(A,) bool: the actions program ``task`` may take after ``depth`` calls in ``atoms``, of at
+        most ``max_calls`` (the limit of its level, ``SearchConfig.call_limit``).
 
         With ``prunings`` (ours, ``SearchConfig.psi_prunings``): once ``task``'s ψ holds, Stop is its
         only action: rewards come only at Stop, discounted by the calls made, so no call can earn

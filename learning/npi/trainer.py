@@ -20,13 +20,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from asg.learning.npi.config import NPIConfig
-from asg.learning.npi.mcts import Trace
+from asg.learning.npi.config import BUFFER_SCOPES, NPIConfig
+from asg.learning.npi.mcts import Trace, check_call_limits
 from asg.learning.npi.network import AlphaNPINet, make_batch, trace_loss
 from asg.learning.npi.selfplay import EpisodeJob, SelfPlay
 from asg.learning.world_models.program_models import EnvironmentModel
 
 VALIDATION_STREAM = 7_919  # entropy word that separates validation start states from training ones
+POOL = -1  # the key of the one list of a TraceBuffer of scope "all" (task rows are >= 0)
 
 
 @dataclass(frozen=True)
@@ -50,20 +51,24 @@ def trace_sample(trace: Trace, task_row: int) -> TraceSample:
 
 
 class TraceBuffer:
-    """The last ``capacity`` traces of each program; a batch draws a program uniformly among those
-    held, then a positive trace of it with probability ``p_positive`` (split by program and by
-    reward sign as in the reference code, §2.4)."""
+    """Traces to train on, oldest dropped first: the last ``capacity`` of each program (``scope``
+    "program", split by program as in the reference code, §2.4) or of all programs together ("all":
+    one pool; ``NPIConfig.buffer_scope``). A batch draws a list uniformly among those held (a
+    program's, or the pool), then a positive trace of it with probability ``p_positive``, else a
+    negative one; the side that is not empty when the other is."""
 
-    def __init__(self, capacity: int, p_positive: float) -> None:
-        self.capacity, self.p_positive = capacity, p_positive
-        self.items: dict[int, list[TraceSample]] = {}
+    def __init__(self, capacity: int, p_positive: float, scope: str = "program") -> None:
+        if scope not in BUFFER_SCOPES:
+            raise ValueError(f"scope must be one of {BUFFER_SCOPES}, got {scope!r}")
+        self.capacity, self.p_positive, self.scope = capacity, p_positive, scope
+        self.items: dict[int, list[TraceSample]] = {}  # task row (POOL with scope "all") -> traces, oldest first
 
     def __len__(self) -> int:
         return sum(len(v) for v in self.items.values())
 
     def add(self, sample: TraceSample) -> None:
-        """Keep ``sample``, dropping its program's oldest trace when full."""
-        held = self.items.setdefault(sample.task_row, [])
+        """Keep ``sample``, dropping the oldest trace of its program (of the pool, with "all") when full."""
+        held = self.items.setdefault(sample.task_row if self.scope == "program" else POOL, [])
         held.append(sample)
         if len(held) > self.capacity:
             held.pop(0)
@@ -128,6 +133,7 @@ class MetaControllerTrainer:
         self.model, self.config, self.seed, self.target = model, config, seed, target
         self.table = model.table
         self.tasks = [self.table.index(n) for n in config.programs] or list(self.table.tasks)
+        check_call_limits(config.search, self.table)
         seeds = np.random.SeedSequence(seed).spawn(3)
         self.rng = np.random.default_rng(seeds[0])
         mean, std = state_statistics(model, np.random.default_rng(seeds[2]))
@@ -136,7 +142,7 @@ class MetaControllerTrainer:
             self.net = AlphaNPINet(model.state_dim, self.table.n_actions, len(self.table.tasks), config.net,
                                    mean, std)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.net.lr)
-        self.buffer = TraceBuffer(config.buffer_size, config.p_buf)
+        self.buffer = TraceBuffer(config.buffer_size, config.p_buf, config.buffer_scope)
         self.state = TrainerState()
         self.selfplay = SelfPlay(model, config.search, config.workers, config.backend, config.ray_address)
         self.validator = self.selfplay

@@ -1,0 +1,265 @@
+"""The meta-controller's last two switches: the trace buffer's scope and the call limit per level.
+
+``NPIConfig.buffer_scope`` ("program": n_buf traces of each program, the reference code's split;
+"all": one buffer of n_buf traces, T5's reading) and ``SearchConfig.level_max_calls`` ((level,
+limit) pairs over ``max_calls``). Checked on a three-bit library: Set_X / Unset_X atomic, Set_AB
+at level 1 and Set_All at level 2 (it may call Set_AB).
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from asg.learning import fetch_programs as fp
+from asg.learning.errors import ConfigError
+from asg.learning.npi.config import NPIConfig, SearchConfig, from_dict, to_dict
+from asg.learning.npi.inference import ModelExecutor, run_program
+from asg.learning.npi.mcts import SearchContext, Trace, execute
+from asg.learning.npi.trainer import POOL, MetaControllerTrainer, TraceBuffer, TraceSample
+from asg.learning.world_models.program_models import AtomWorld
+from asg.planning.programs import compile_library
+from asg.planning.task import Atom
+
+BITS = """\
+; @program Set ?x - bit
+;   @level 0
+;   @action set
+; @program Unset ?x - bit
+;   @level 0
+;   @action unset
+; @program Set_AB
+;   @level 1
+;   @calls Set Unset
+;   @pre (and)
+;   @post (and (on a) (on b))
+; @program Set_All
+;   @level 2
+;   @calls Set Unset Set_AB
+;   @pre (and)
+;   @post (and (on a) (on b) (on c))
+(define (domain bits)
+  (:requirements :strips :typing :negative-preconditions)
+  (:types bit)
+  (:constants a b c - bit)
+  (:predicates (on ?x - bit))
+  (:action set :parameters (?x - bit) :precondition (not (on ?x)) :effect (on ?x))
+  (:action unset :parameters (?x - bit) :precondition (on ?x) :effect (not (on ?x))))
+(define (problem start) (:domain bits) (:init) (:goal (and (on a) (on b) (on c))))
+"""
+SET_AB, SET_ALL, STOP = 6, 7, 8  # action indices; Set_AB is task row 0, Set_All row 1
+
+
+class AvoidStop:
+    """Evaluator stub: equal logits except a very low Stop, value 0, a 1-d recurrent state."""
+
+    def initial_hidden(self):
+        return np.zeros(1), np.zeros(1)
+
+    def evaluate(self, state, task, h, c):
+        logits = np.zeros(STOP + 1)
+        logits[STOP] = -10.0
+        return logits, 0.0, h, c
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> AtomWorld:
+    path = tmp_path_factory.mktemp("bits") / "bits.pddl"
+    path.write_text(BITS)
+    return AtomWorld(compile_library(path))
+
+
+def on(*bits: str) -> frozenset[Atom]:
+    return frozenset(Atom("on", (b,)) for b in bits)
+
+
+def trace(row: int, success: bool, tag: int) -> TraceSample:
+    """A one-step sample of task row ``row``; ``value`` carries ``tag`` to tell samples apart."""
+    return TraceSample(np.zeros((1, 2), np.float32), np.ones((1, 3), bool), np.full((1, 3), 1 / 3, np.float32),
+                       row, float(tag), success)
+
+
+# -- the trace buffer ----------------------------------------------------------------------------
+def test_scope_all_keeps_the_last_traces_over_every_program():
+    buffer = TraceBuffer(3, 0.5, "all")
+    for tag in range(6):
+        buffer.add(trace(tag % 2, True, tag))
+    assert list(buffer.items) == [POOL] and len(buffer) == 3
+    assert [s.value for s in buffer.items[POOL]] == [3.0, 4.0, 5.0]
+    assert {s.task_row for s in buffer.items[POOL]} == {0, 1}
+
+
+def test_scope_program_keeps_the_last_traces_of_each_program():
+    buffer = TraceBuffer(3, 0.5)  # the default scope
+    for tag in range(10):
+        buffer.add(trace(0 if tag < 7 else 1, True, tag))
+    assert sorted(buffer.items) == [0, 1] and len(buffer) == 6
+    assert [s.value for s in buffer.items[0]] == [4.0, 5.0, 6.0]
+    assert [s.value for s in buffer.items[1]] == [7.0, 8.0, 9.0]
+
+
+def _filled(scope: str, p_positive: float) -> TraceBuffer:
+    """Program row 0 holds 2 positive traces, row 1 holds 8 negative ones."""
+    buffer = TraceBuffer(100, p_positive, scope)
+    for tag in range(10):
+        buffer.add(trace(0 if tag < 2 else 1, tag < 2, tag))
+    return buffer
+
+
+def test_scope_all_draws_positives_with_p_buf_from_the_whole_pool():
+    drawn = _filled("all", 0.8).sample(4000, np.random.default_rng(0))
+    assert 0.75 < np.mean([s.success for s in drawn]) < 0.85
+
+
+def test_scope_program_draws_a_program_first():
+    # Half the draws pick row 0 (positives only), half row 1 (negatives only): p_buf does not matter.
+    drawn = _filled("program", 0.8).sample(4000, np.random.default_rng(0))
+    assert 0.45 < np.mean([s.success for s in drawn]) < 0.55
+
+
+@pytest.mark.parametrize("scope", ["program", "all"])
+def test_an_empty_side_falls_back_to_the_other(scope):
+    buffer = TraceBuffer(10, 1.0, scope)
+    for tag in range(4):
+        buffer.add(trace(tag % 2, False, tag))
+    assert not any(s.success for s in buffer.sample(50, np.random.default_rng(1)))
+    buffer = TraceBuffer(10, 0.0, scope)
+    for tag in range(4):
+        buffer.add(trace(tag % 2, True, tag))
+    assert all(s.success for s in buffer.sample(50, np.random.default_rng(1)))
+
+
+def test_an_unknown_scope_is_refused():
+    with pytest.raises(ValueError, match="scope must be one of"):
+        TraceBuffer(3, 0.5, "task")
+
+
+def test_the_trainer_uses_the_configured_scope_and_its_checkpoint_keeps_it(world):
+    config = NPIConfig(search=SearchConfig(simulations=3, simulations_exploit=2), episodes_per_iteration=2,
+                       buffer_size=3, buffer_scope="all")
+    trainer = MetaControllerTrainer(world, config, seed=0)
+    trainer.collect(SET_AB)
+    trainer.collect(SET_ALL)
+    assert list(trainer.buffer.items) == [POOL] and len(trainer.buffer) == 3
+    assert [s.task_row for s in trainer.buffer.items[POOL]] == [0, 1, 1]
+    again = MetaControllerTrainer(world, config, seed=1)
+    again.load_state_dict(trainer.state_dict())
+    assert [s.task_row for s in again.buffer.items[POOL]] == [0, 1, 1]
+    default = MetaControllerTrainer(world, NPIConfig(search=config.search, episodes_per_iteration=2), seed=0)
+    default.collect(SET_AB)
+    default.collect(SET_ALL)
+    assert sorted(default.buffer.items) == [0, 1] and len(default.buffer) == 4
+
+
+# -- the call limit ------------------------------------------------------------------------------
+def test_the_default_is_one_limit_for_every_level(world):
+    cfg = SearchConfig()
+    assert cfg.level_max_calls == () and [cfg.call_limit(level) for level in (1, 2, 3)] == [6, 6, 6]
+    ctx = SearchContext(world, AvoidStop(), cfg, np.random.default_rng(0))
+    assert ctx.call_limit(SET_AB) == ctx.call_limit(SET_ALL) == 6
+
+
+def test_a_level_limit_makes_stop_the_only_action_of_that_level_only(world):
+    ctx = SearchContext(world, AvoidStop(), SearchConfig(level_max_calls=((1, 2),)), np.random.default_rng(0))
+    table = world.table
+    assert ctx.call_limit(SET_AB) == 2 and ctx.call_limit(SET_ALL) == 6
+
+    def legal(task: int, depth: int) -> list[int]:
+        return np.flatnonzero(table.legal(task, on(), depth, ctx.call_limit(task))).tolist()
+
+    assert legal(SET_AB, 1) != [STOP] and legal(SET_AB, 2) == [STOP]
+    assert legal(SET_ALL, 2) != [STOP] and legal(SET_ALL, 5) != [STOP] and legal(SET_ALL, 6) == [STOP]
+
+
+def _calls_within_limits(trace: Trace, limits: dict[int, int], levels: np.ndarray) -> bool:
+    own = trace.calls <= limits.get(int(levels[trace.task]), 6)
+    return own and all(_calls_within_limits(s.call, limits, levels) for s in trace.steps if s.call is not None)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_search_keeps_each_level_within_its_limit(world, seed):
+    limits = {1: 1, 2: 2}
+    cfg = SearchConfig(level_max_calls=tuple(limits.items()), psi_prunings=False, simulations=12)
+    ctx = SearchContext(world, AvoidStop(), cfg, np.random.default_rng(seed))
+    done = execute(SET_ALL, world.encode(on()), ctx, explore=True)
+    assert _calls_within_limits(done, limits, world.table.levels)
+    assert done.calls == 2  # Stop is a failure before all three bits are on: the search spends its calls
+
+
+def test_network_inference_stops_at_the_level_limit(world):
+    # The stub never stops by choice, and without the ψ prunings only the call limit ends a program.
+    def calls(cfg: SearchConfig) -> int:
+        ctx = SearchContext(world, AvoidStop(), cfg, np.random.default_rng(0))
+        return len(run_program("network", SET_ALL, ModelExecutor(world, world.encode(on())), ctx).calls)
+
+    assert calls(SearchConfig(psi_prunings=False)) == 6
+    assert calls(SearchConfig(psi_prunings=False, level_max_calls=((2, 2),))) == 2
+    assert calls(SearchConfig(psi_prunings=False, level_max_calls=((1, 2),))) == 6
+
+
+def test_a_level_without_non_atomic_programs_is_refused(world):
+    cfg = SearchConfig(level_max_calls=((2, 3), (3, 2)))
+    with pytest.raises(ConfigError, match=r"^search\.level_max_calls\[1\]: level 3 has no non-atomic program .*"
+                                          r"\(levels 1, 2\)$"):
+        SearchContext(world, AvoidStop(), cfg, np.random.default_rng(0))
+    with pytest.raises(ConfigError, match=r"^search\.level_max_calls\[1\]: level 3 "):
+        MetaControllerTrainer(world, NPIConfig(search=cfg), seed=0)
+
+
+# -- values, errors, round trips, presets --------------------------------------------------------
+BAD = [
+    ({"buffer_scope": "trace"}, "config.buffer_scope", 'expected one of "program", "all", got "trace"'),
+    ({"buffer_scope": "All"}, "config.buffer_scope", "did you mean 'all'"),
+    ({"search": {"level_max_calls": [[0, 2]]}}, "config.search.level_max_calls[0]",
+     "expected a [level, limit] pair of ints >= 1, got [0, 2]"),
+    ({"search": {"level_max_calls": [[1, 2], [2, 0]]}}, "config.search.level_max_calls[1]", "got [2, 0]"),
+    ({"search": {"level_max_calls": [[1, 2], [1, 3]]}}, "config.search.level_max_calls[1]",
+     "expected distinct levels, got level 1 twice"),
+    ({"search": {"level_max_calls": [[1]]}}, "config.search.level_max_calls[0]", "expected a list of 2 items"),
+    ({"search": {"level_max_calls": [[1, 2.5]]}}, "config.search.level_max_calls[0][1]", "expected an int"),
+    ({"search": {"level_max_calls": [[1, True]]}}, "config.search.level_max_calls[0][1]", "got true"),
+    ({"search": {"level_max_calls": 2}}, "config.search.level_max_calls", "expected a list"),
+]
+
+
+@pytest.mark.parametrize(("extra", "path", "reason"), BAD, ids=lambda x: None)
+def test_bad_values_give_one_line_naming_their_key_path(extra, path, reason):
+    with pytest.raises(ConfigError) as err:
+        from_dict(extra, "config")
+    message = str(err.value)
+    assert message.startswith(f"{path}: ") and reason in message and "\n" not in message
+
+
+def test_bad_values_built_directly_name_their_field():
+    with pytest.raises(ConfigError, match=r"^buffer_scope: expected one of \"program\", \"all\""):
+        NPIConfig(buffer_scope="task")
+    with pytest.raises(ConfigError, match=r"^search\.level_max_calls\[0\]: expected a \[level, limit\] pair"):
+        SearchConfig(level_max_calls=((1, 0),))
+    with pytest.raises(ConfigError, match=r"^search\.level_max_calls: expected a list of \[level, limit\] pairs"):
+        SearchConfig(level_max_calls=[(1, 2)])  # a list is not hashable: the frozen config wants a tuple
+
+
+def test_both_fields_round_trip_through_json_and_old_configs_take_the_defaults():
+    cfg = NPIConfig(buffer_scope="all", search=SearchConfig(level_max_calls=((1, 2), (2, 5))))
+    data = json.loads(json.dumps(to_dict(cfg)))
+    assert data["buffer_scope"] == "all" and data["search"]["level_max_calls"] == [[1, 2], [2, 5]]
+    assert from_dict(data) == cfg
+    old = to_dict(NPIConfig())
+    del old["buffer_scope"], old["search"]["level_max_calls"]
+    assert from_dict(old) == NPIConfig()
+
+
+def test_the_shipped_meta_controller_config_still_loads():
+    manifest = json.loads(fp.shipped("meta-controller").with_name("MANIFEST.json").read_text())
+    saved = manifest["stages"]["meta-controller"]["config"]["config"]
+    assert "buffer_scope" not in saved and "level_max_calls" not in saved["search"]
+    cfg = from_dict(saved)
+    assert cfg.buffer_scope == "program" and cfg.search.level_max_calls == () and cfg.search.max_calls == 6
+
+
+def test_the_presets():
+    fast, paper = fp.meta_controller_config("fast"), fp.meta_controller_config("paper")
+    assert fast == NPIConfig() and fast.buffer_scope == "program" and fast.search.level_max_calls == ()
+    assert paper.buffer_scope == "all"  # T5: n_buf full trajectories in one buffer
+    assert paper.search.level_max_calls == ()  # the paper gives no call limit: the one max_calls stays
