@@ -73,7 +73,8 @@ def test_the_public_readers_are_the_shared_reader():
     assert config_from_dict(config_to_dict(cfg)) == cfg
     assert goal_cfg.from_dict(goal_cfg.to_dict(goal_cfg.fast())) == goal_cfg.fast()
     assert npi_cfg.from_dict(npi_cfg.to_dict(npi_cfg.NPIConfig())) == npi_cfg.NPIConfig()
-    assert goal_cfg.from_dict({}) == goal_cfg.paper()  # missing keys take the defaults
+    assert goal_cfg.from_dict({}) == goal_cfg.GoalPolicyConfig()  # missing keys take the defaults
+    assert goal_cfg.from_dict({"schedule": {"actors": 28}}) == goal_cfg.paper()
     assert npi_cfg.from_dict({"search": {"c_puct": 1}}).search.c_puct == 1.0
     assert read_config(BehaviourConfig, {"epochs": 3}) == BehaviourConfig(epochs=3)
 

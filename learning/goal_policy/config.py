@@ -7,12 +7,13 @@ leaves out; Nair et al. 2018, "Overcoming exploration in RL with demonstrations"
 the demonstration levers. Fields marked "ours" have no published value.
 
 Two presets (:data:`PRESETS`): ``paper`` is the paper's configuration (no demonstrations, the
-"final" HER strategy of Section 4.1, Table 5's schedule: 250 epochs of 40 cycles); ``fast`` is
-what fits in about an hour on two cores: demonstrations from the scripted controller (BC loss
-with a Q-filter, demo transitions in their own buffer, resets to demo states), DAgger labels
-from the queryable expert on every visited state, the "future" strategy, program goals from the
-start, 30 % chained starts (a Stack onto a tower, a Move into a half-full zone: where the
-meta-controller calls the programs), 100 epochs and two physics threads.
+"final" HER strategy of Section 4.1, Table 5's schedule: 250 epochs of 40 cycles, its 28 actors
+emulated in one learner); ``fast`` is what fits in about an hour on two cores, with one actor:
+demonstrations from the scripted controller (BC loss with a Q-filter, demo transitions in their
+own buffer, resets to demo states), DAgger labels from the queryable expert on every visited
+state, the "future" strategy, program goals from the start, 30 % chained starts (a Stack onto
+a tower, a Move into a half-full zone: where the meta-controller calls the programs), 100 epochs
+and two physics threads.
 """
 from __future__ import annotations
 
@@ -135,13 +136,37 @@ class DemoConfig:
 
 @dataclass(frozen=True)
 class ScheduleConfig:
-    """Epochs, cycles, episodes and updates (Algorithms 1-2)."""
+    """Epochs, cycles, episodes and updates (Algorithms 1-2).
+
+    ``actors`` emulates the paper's parallel DDPG actors in this one learner (T5: "n_actors number
+    of actors used in parallel 28"; D.2: "We used 28 CPUs to train the goal-conditioned policy").
+    Each cycle collects ``episodes_per_cycle`` episodes per actor (:meth:`cycle_episodes`), and
+    each update draws ``actors`` times the rows of one actor's batch: ``agent.batch_size`` HER
+    transitions, and as many demo rows (``demos.batch_size``) and DAgger labels
+    (``demos.dagger_batch``) as one actor would add. Every loss term of ``DDPGAgent.update`` is a
+    mean over its rows, so the gradient of the pooled batch is the average of ``actors`` gradients
+    of one actor's batch each, what Alg. 1-2 apply ("Compute the gradient on this batch. Update
+    weights θ with the gradient averaged over all actors"); demo rows and labels scale too so that
+    each emulated actor's batch keeps the configured mix. Where the paper's actors differ: each
+    draws its batch from its own buffer ("Sample a batch of transitions in the replay buffer",
+    inside each actor's loop; the paper does not say whether the buffer is per actor, and
+    openai/baselines' MPI HER keeps one per process); here all actors' episodes share one buffer of
+    ``replay.buffer_size`` transitions and one state buffer (Alg. 2: "Store the final state in the
+    state buffer"), so the pooled buffer holds the last ``buffer_size`` transitions of all actors
+    (about 9 epochs of 2,240 episodes at T5's 1e6) where 28 per-actor buffers of 1e6 would hold
+    each actor's whole run. The paper says nothing about input normalisation; one normaliser over
+    the pooled episodes gives the statistics baselines' normaliser reaches by averaging its sums and
+    counts over the MPI workers (``Allreduce``), not those of 28 unsynchronised per-actor ones.
+    """
 
     epochs_phase1: int = 100  # uniform goals, every episode reset (T5, Alg. 1)
     epochs_phase2: int = 150  # program goals, no-reset starts (T5, Alg. 2)
     cycles: int = 40  # cycles per epoch (T5)
     batches: int = 40  # updates per cycle (T5)
-    episodes_per_cycle: int = 2  # episodes per worker per cycle, stepped together (Alg. 1; baselines 2)
+    episodes_per_cycle: int = 2  # episodes per actor (at least per worker) per cycle, the envs a worker steps
+    #   together (Alg. 1; baselines 2)
+    actors: int = 1  # paper actors emulated in this learner: episodes and update rows × actors (class doc;
+    #   T5: 28, the ``paper`` preset's); 1 = one actor, what configs saved before the field ran
     horizon: int = 50  # T, steps of one atomic program (4.1)
     p_reset: float = 0.5  # phase 2: probability of a fresh reset, else a stored final state (Alg. 2)
     phase1_goals: Literal["uniform", "programs", "mixed"] = "uniform"  # goals of phase 1 (Alg. 1)
@@ -165,7 +190,7 @@ class ScheduleConfig:
         c.integer("epochs_phase2", ge=0)
         c.require(self.total_epochs >= 1, "epochs_phase2",
                   "expected at least one epoch in all (epochs_phase1 + epochs_phase2 >= 1), got 0")
-        for name in ("cycles", "episodes_per_cycle", "horizon", "threads", "torch_threads",
+        for name in ("cycles", "episodes_per_cycle", "actors", "horizon", "threads", "torch_threads",
                      "checkpoint_every"):
             c.integer(name, ge=1)
         c.integer("batches", ge=0)
@@ -181,6 +206,12 @@ class ScheduleConfig:
     @property
     def total_epochs(self) -> int:
         return self.epochs_phase1 + self.epochs_phase2
+
+    def cycle_episodes(self, workers: int = 1) -> int:
+        """Episodes of one cycle: ``episodes_per_cycle`` per actor, split over the ``workers``; at least
+        ``episodes_per_cycle`` per worker, so ``workers`` > ``actors`` adds episodes but no gradient
+        rows, as every run did before ``actors`` existed."""
+        return self.episodes_per_cycle * max(self.actors, workers)
 
 
 @dataclass(frozen=True)
@@ -205,9 +236,13 @@ class GoalPolicyConfig:
                   f"got {self.replay.buffer_size}")
 
 
+PAPER_ACTORS = 28  # T5: "n_actors number of actors used in parallel 28"; E.4: "28 ddpg actors sample 100
+#   episodes per epoch in parallel"; D.2: "We used 28 CPUs to train the goal-conditioned policy"
+
+
 def paper() -> GoalPolicyConfig:
-    """The paper's configuration: Table 5, the "final" strategy, no demonstrations."""
-    return GoalPolicyConfig(preset="paper")
+    """The paper's configuration: Table 5 (its 28 actors emulated), the "final" strategy, no demonstrations."""
+    return GoalPolicyConfig(preset="paper", schedule=ScheduleConfig(actors=PAPER_ACTORS))
 
 
 def fast() -> GoalPolicyConfig:
@@ -240,7 +275,9 @@ def to_dict(config: GoalPolicyConfig) -> dict[str, Any]:
 
 
 def from_dict(data: Any, where: str = "config") -> GoalPolicyConfig:
-    """The config from :func:`to_dict` output, or a partial dict over the ``paper`` defaults."""
+    """The config from :func:`to_dict` output, or a partial dict over the dataclass defaults: the
+    ``paper`` preset's but ``schedule.actors`` 1, so that a config saved before that field existed
+    reads as what it ran."""
     return configio.read_config(GoalPolicyConfig, data, where)
 
 
@@ -259,6 +296,7 @@ def nonatomic_baseline(her: bool) -> GoalPolicyConfig:
     index and plays one episode"); T = 200, four atomic programs of 50 steps, as many as the
     longest non-atomic programs run (ours). The one-hot variant has nothing to relabel
     (replay_k 0); the goal-setter variant relabels with the "final" strategy (4.1) and k = 4 (T5).
+    ``schedule.actors`` stays 1 (T5's 28 not emulated), as every baseline run so far trained.
     """
     return GoalPolicyConfig(
         preset="nonatomic-her" if her else "nonatomic",

@@ -5,8 +5,10 @@ learner sends the numpy policy snapshot once (``ray.put``) and a contiguous slic
 episode specs to each actor, and concatenates the returned episodes in spec order. As every
 episode's randomness comes from its spec's seed, N actors produce exactly the episodes one
 local worker would (given the same envs per worker). Updates stay in the learner process,
-which keeps the data flow of Algorithms 1-2 (the paper averaged gradients over 28 MPI actors
-instead). Install with ``pip install 'asg[distributed]'``.
+which keeps the data flow of Algorithms 1-2. The paper averaged gradients over 28 MPI actors
+instead; ``schedule.actors`` emulates that in the learner with batches of ``actors`` ×
+``agent.batch_size`` (``config.ScheduleConfig``), and the workers here only share out the actors'
+episodes. Install with ``pip install 'asg[distributed]'``.
 """
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
 """Training the goal-conditioned policy: AlphaNPI-X Algorithms 1 and 2, resumable.
 
-Each epoch runs ``cycles`` cycles of (collect ``episodes_per_cycle`` episodes per worker with
-the exploring policy; store them; ``batches`` DDPG updates on HER batches, plus demo rows;
-one target update), then greedy test episodes on program goals from the all-on-table
-distribution, one metrics row, the curves and a checkpoint.
+Each epoch runs ``cycles`` cycles of (collect ``episodes_per_cycle`` episodes per emulated actor
+(``schedule.actors``; at least that many per worker) with the exploring policy; store them;
+``batches`` DDPG updates on HER batches of ``agent.batch_size`` × actors, plus demo rows and
+DAgger labels × actors; one target update), then greedy test episodes on program goals from the
+all-on-table distribution, one metrics row, the curves and a checkpoint.
 
 - Phase 1 (Algorithm 1), the first ``epochs_phase1`` epochs: every episode starts from a fresh
   reset; goals are uniform (the focus block anywhere), program goals Θ(s0, i), or a mix.
@@ -114,6 +115,9 @@ class GoalPolicyTrainer:
                        if d.dagger else None)
         self.progress = Progress()
         self.workers = max(1, workers)
+        # each worker steps episodes_per_cycle envs together and plays its share of the cycle's episodes
+        # through them one batch after another: 56 Fetch envs at once (28 actors) would take ~0.5 GB per
+        # worker and measured slower than 28 batches of 2 (MuJoCo stepping dominates, not the MLP)
         self.collector = make_collector(self.task, sch.episodes_per_cycle, sch.threads, self.workers, ray_address)
         # greedy tests start from the all-on-table distribution (D.1's evaluation states)
         self.eval_task = (FetchTask("table", sch.horizon, z_tolerance=self.task.z_tolerance)
@@ -142,7 +146,10 @@ class GoalPolicyTrainer:
             self.pretrain_bc(d.pretrain_steps)
 
     def pretrain_bc(self, steps: int) -> float:
-        """Normalise on the demos, then ``steps`` behaviour-cloning steps of the actor; the last loss."""
+        """Normalise on the demos, then ``steps`` behaviour-cloning steps of the actor; the last loss.
+
+        Batches stay ``agent.batch_size`` whatever ``schedule.actors``: the learner pre-trains once,
+        before any actor plays (ours; the paper has no demonstrations)."""
         rep, d, task = self.config.replay, self.config.demos, self.task
         horizon = self.config.schedule.horizon
         self.agent.update_normalizers(self.demo_buffer.sample(len(self.demo_buffer) * horizon, self.rng,
@@ -210,20 +217,23 @@ class GoalPolicyTrainer:
         """Collect, store, update; the cycle's mean losses and training success."""
         cfg = self.config
         sch, rep, d = cfg.schedule, cfg.replay, cfg.demos
-        specs = self.episode_specs(sch.episodes_per_cycle * self.workers, epoch)
+        specs = self.episode_specs(sch.cycle_episodes(self.workers), epoch)
         episodes = self.collector.run(specs, self.agent.snapshot(), cfg.explore)
         self.store(episodes)
         stats: list[dict[str, float]] = []
+        # one update over `actors` actors' batches: the losses are row means, so this gradient is the
+        # average of theirs (config.ScheduleConfig); demo rows and labels scale so each keeps its mix
+        actors = sch.actors
         for _ in range(sch.batches):
-            batch = self.buffer.sample(cfg.agent.batch_size, self.rng, self.task.compute_reward,
+            batch = self.buffer.sample(cfg.agent.batch_size * actors, self.rng, self.task.compute_reward,
                                        rep.strategy, rep.replay_k)
             demo = None
             if self.demo_buffer is not None:
-                demo = self.demo_buffer.sample(d.batch_size, self.rng, self.task.compute_reward, rep.strategy,
-                                               rep.replay_k if d.her else 0)
+                demo = self.demo_buffer.sample(d.batch_size * actors, self.rng, self.task.compute_reward,
+                                               rep.strategy, rep.replay_k if d.her else 0)
             expert = None
             if self.labels is not None and len(self.labels):
-                expert = self.labels.sample(d.dagger_batch, self.rng)
+                expert = self.labels.sample(d.dagger_batch * actors, self.rng)
             q_weight = d.q_weight if demo is not None else 1.0
             stats.append(self.agent.update(batch, demo, d.bc_weight, d.q_filter, q_weight, expert,
                                            d.dagger_weight))
