@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 import pytest
+from toy_domains import bits_world, on
 
 from asg.learning import fetch_programs as fp
 from asg.learning.errors import ConfigError
@@ -19,35 +20,7 @@ from asg.learning.npi.inference import ModelExecutor, run_program
 from asg.learning.npi.mcts import SearchContext, Trace, execute
 from asg.learning.npi.trainer import POOL, MetaControllerTrainer, TraceBuffer, TraceSample
 from asg.learning.world_models.program_models import AtomWorld
-from asg.planning.programs import compile_library
-from asg.planning.task import Atom
 
-BITS = """\
-; @program Set ?x - bit
-;   @level 0
-;   @action set
-; @program Unset ?x - bit
-;   @level 0
-;   @action unset
-; @program Set_AB
-;   @level 1
-;   @calls Set Unset
-;   @pre (and)
-;   @post (and (on a) (on b))
-; @program Set_All
-;   @level 2
-;   @calls Set Unset Set_AB
-;   @pre (and)
-;   @post (and (on a) (on b) (on c))
-(define (domain bits)
-  (:requirements :strips :typing :negative-preconditions)
-  (:types bit)
-  (:constants a b c - bit)
-  (:predicates (on ?x - bit))
-  (:action set :parameters (?x - bit) :precondition (not (on ?x)) :effect (on ?x))
-  (:action unset :parameters (?x - bit) :precondition (on ?x) :effect (not (on ?x))))
-(define (problem start) (:domain bits) (:init) (:goal (and (on a) (on b) (on c))))
-"""
 SET_AB, SET_ALL, STOP = 6, 7, 8  # action indices; Set_AB is task row 0, Set_All row 1
 
 
@@ -65,13 +38,7 @@ class AvoidStop:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> AtomWorld:
-    path = tmp_path_factory.mktemp("bits") / "bits.pddl"
-    path.write_text(BITS)
-    return AtomWorld(compile_library(path))
-
-
-def on(*bits: str) -> frozenset[Atom]:
-    return frozenset(Atom("on", (b,)) for b in bits)
+    return bits_world(tmp_path_factory.mktemp("bits"))
 
 
 def trace(row: int, success: bool, tag: int) -> TraceSample:

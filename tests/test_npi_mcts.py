@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from toy_domains import bits_world, on
 
 from asg.learning.npi.config import SearchConfig
 from asg.learning.npi.landmark_guidance import LandmarkGuide
@@ -24,35 +25,7 @@ from asg.learning.npi.mcts import (
     tree_policy,
 )
 from asg.learning.world_models.program_models import AtomWorld
-from asg.planning.programs import compile_library
-from asg.planning.task import Atom
 
-BITS = """\
-; @program Set ?x - bit
-;   @level 0
-;   @action set
-; @program Unset ?x - bit
-;   @level 0
-;   @action unset
-; @program Set_AB
-;   @level 1
-;   @calls Set Unset
-;   @pre (and)
-;   @post (and (on a) (on b))
-; @program Set_All
-;   @level 2
-;   @calls Set Unset Set_AB
-;   @pre (and)
-;   @post (and (on a) (on b) (on c))
-(define (domain bits)
-  (:requirements :strips :typing :negative-preconditions)
-  (:types bit)
-  (:constants a b c - bit)
-  (:predicates (on ?x - bit))
-  (:action set :parameters (?x - bit) :precondition (not (on ?x)) :effect (on ?x))
-  (:action unset :parameters (?x - bit) :precondition (on ?x) :effect (not (on ?x))))
-(define (problem start) (:domain bits) (:init) (:goal (and (on a) (on b) (on c))))
-"""
 SET_A, SET_B, SET_C, UNSET_A, SET_AB, SET_ALL, STOP = 0, 1, 2, 3, 6, 7, 8
 
 
@@ -73,13 +46,7 @@ class Uniform:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> AtomWorld:
-    path = tmp_path_factory.mktemp("bits") / "bits.pddl"
-    path.write_text(BITS)
-    return AtomWorld(compile_library(path))
-
-
-def on(*bits: str) -> frozenset[Atom]:
-    return frozenset(Atom("on", (b,)) for b in bits)
+    return bits_world(tmp_path_factory.mktemp("bits"))
 
 
 def context(world, seed=0, evaluator=None, **search) -> SearchContext:

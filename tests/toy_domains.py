@@ -14,7 +14,10 @@ from gymnasium import spaces
 
 from asg.envs.labeling import Labeler
 from asg.learning.registry import DomainBinding
+from asg.learning.world_models.program_models import AtomWorld
 from asg.planning import ground, parse_text
+from asg.planning.programs import compile_library
+from asg.planning.task import Atom
 
 CORRIDOR_DOMAIN = """
 (define (domain corridor)
@@ -120,3 +123,46 @@ KEYDOOR_LABELS = {
     "(door-open)": lambda env: env.door_open,
     "(at-goal)": lambda env: env.pos == KeyDoorCorridor.GOAL,
 }
+
+
+# A three-bit program library for the meta-controller tests: Set_X / Unset_X atomic (X in a, b, c),
+# Set_AB at level 1 (bits a and b on), Set_All at level 2 (all three on; may call Set_AB). Action
+# indices: 0-2 Set_A..C, 3-5 Unset_A..C, 6 Set_AB, 7 Set_All, 8 Stop; task rows 0 Set_AB, 1 Set_All.
+BITS = """\
+; @program Set ?x - bit
+;   @level 0
+;   @action set
+; @program Unset ?x - bit
+;   @level 0
+;   @action unset
+; @program Set_AB
+;   @level 1
+;   @calls Set Unset
+;   @pre (and)
+;   @post (and (on a) (on b))
+; @program Set_All
+;   @level 2
+;   @calls Set Unset Set_AB
+;   @pre (and)
+;   @post (and (on a) (on b) (on c))
+(define (domain bits)
+  (:requirements :strips :typing :negative-preconditions)
+  (:types bit)
+  (:constants a b c - bit)
+  (:predicates (on ?x - bit))
+  (:action set :parameters (?x - bit) :precondition (not (on ?x)) :effect (on ?x))
+  (:action unset :parameters (?x - bit) :precondition (on ?x) :effect (not (on ?x))))
+(define (problem start) (:domain bits) (:init) (:goal (and (on a) (on b) (on c))))
+"""
+
+
+def bits_world(folder) -> AtomWorld:
+    """The exact symbolic world of ``BITS``, compiled from a file written in ``folder``."""
+    path = folder / "bits.pddl"
+    path.write_text(BITS)
+    return AtomWorld(compile_library(path))
+
+
+def on(*bits: str) -> frozenset[Atom]:
+    """The atoms (on X) of the given bits."""
+    return frozenset(Atom("on", (b,)) for b in bits)
