@@ -88,6 +88,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -449,12 +450,16 @@ class PluginDomain:
         ``TimeLimit`` or Minigrid's ``max_steps``), else ``DEFAULT_EPISODE_STEPS``."""
         if self.max_episode_steps is not None:
             return self.max_episode_steps
+        return DEFAULT_EPISODE_STEPS if self._own_limit is None else self._own_limit
+
+    @cached_property
+    def _own_limit(self) -> int | None:
+        """``own_episode_limit`` of the env as its factory makes it (built once per domain object)."""
         env = self._build(None, dict(self.env_kwargs))
         try:
-            own = own_episode_limit(env)
+            return own_episode_limit(env)
         finally:
             env.close()
-        return DEFAULT_EPISODE_STEPS if own is None else own
 
     def load_task(self, path: str | Path | None = None) -> Task:
         """Ground the model (or ``path``); check the labeler knows its atoms and evaluates on a reset env."""

@@ -341,12 +341,15 @@ def run_config(domain: str, method: str = "asgrl", preset: str = "asg", *, seed:
     return merge_overrides(cfg, overrides) if overrides else cfg
 
 
-def _restore_plugin(run_dir: RunDir) -> None:
-    """A run of a plug-in world registers that world again from the parts saved in ``config.json``."""
+def _restore_plugin(run_dir: RunDir) -> dict[str, Any] | None:
+    """A run of a plug-in world registers that world again from the parts saved in ``config.json``;
+    returns those parts (None for a run of a built-in domain)."""
     parts = run_dir.read_config().get(PLUGIN)
-    if isinstance(parts, dict):
-        plugin_domain(str(parts["env"]), str(parts["labeler"]), str(parts["model"]), parts.get("folder"),
-                      str(parts.get("observation", "state")))
+    if not isinstance(parts, dict):
+        return None
+    plugin_domain(str(parts["env"]), str(parts["labeler"]), str(parts["model"]), parts.get("folder"),
+                  str(parts.get("observation", "state")))
+    return parts
 
 
 @dataclass
@@ -387,13 +390,12 @@ class TrainRun:
     def resume(cls, path: str | Path, steps: int | None = None) -> TrainRun:
         """The run in ``path``, its budget raised to ``steps`` when given."""
         run_dir = RunDir.open(path)
-        _restore_plugin(run_dir)
+        parts = _restore_plugin(run_dir)
         cfg = run_dir.config()
         if steps is not None:
             cfg = merge_overrides(cfg, {"total_steps": steps})
         binding = bind_domain(cfg.domain, cfg.model)
-        parts = run_dir.read_config().get(PLUGIN)
-        if isinstance(parts, dict) and parts.get("episode_limit") != binding.episode_limit:
+        if parts is not None and parts.get("episode_limit") != binding.episode_limit:
             ended = parts.get("episode_limit") or "the skill budget"
             raise DomainError(f"{run_dir.path}: its episodes ended at {ended} steps, the {cfg.domain} "
                               f"world's own end at {binding.episode_limit}; start a new run")
