@@ -66,7 +66,8 @@ def _train(fp: Any, p: dict[str, Any], workflow: str, out: Path, resume: bool, s
         return fp.train_behaviour_model(out, p["policy"] or fp.shipped("goal-policy"), progress=stages,
                                         config=override_file(fp.behaviour_config(preset), p["config_file"]),
                                         episodes=p["episodes"], seed=seed)
-    return fp.train_meta_controller(out, world_model_kind=kind, behaviour_model=p["behaviour_model"],
+    config = None if resume else override_file(fp.meta_controller_config(preset), p["config_file"])
+    return fp.train_meta_controller(out, world_model_kind=kind, behaviour_model=p["behaviour_model"], config=config,
                                     resume=resume, seed=seed, preset=preset, iterations=p["iterations"],
                                     workers=p["workers"], ray_address=p["ray_address"], progress=stages)
 
@@ -115,9 +116,15 @@ def evaluate(p: dict[str, Any], suite: str) -> None:
                                        programs=programs, starts=p["starts"] or "table", mode=p["mode"] or "replan",
                                        checkpoint=p["checkpoint"], world_model_kind=p["world_model"] or "learned",
                                        behaviour_model=p["behaviour_model"], out=p["out"], progress=stages,
-                                       psi_prunings=None if p["psi_prunings"] is None else p["psi_prunings"] == "on")
+                                       psi_prunings=_switch(p["psi_prunings"]),
+                                       stop_at_expansion=_switch(p["stop_at_expansion"]))
     finally:
         stages.close()
     echo_result(result, p["as_json"])
     if result.saved and not p["as_json"]:
         click.echo(f"saved: {', '.join(result.saved)}")
+
+
+def _switch(value: str | None) -> bool | None:
+    """An on/off option as a bool (None: not given, keep the saved value)."""
+    return None if value is None else value == "on"

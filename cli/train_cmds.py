@@ -39,7 +39,7 @@ _all_fetch = frozenset(FETCH_TRAIN)
 TRAIN_SCOPES: dict[str, frozenset[str]] = {
     **{name: frozenset({ASGRL}) for name in ("method", "model", "k", "steps", "eval_episodes", "eval_epsilon",
                                             "curve_eval", "env_id", "labeler", "skills", "observation")},
-    "config_file": frozenset({ASGRL, "goal-policy", "behaviour-model"}),
+    "config_file": frozenset({ASGRL, *fetch.STAGES}),
     "resume": frozenset({ASGRL, *fetch.STAGES}),
     "preset": frozenset({ASGRL, "pipeline", *fetch.STAGES}),
     "stage": _all_fetch, "workers": frozenset({"pipeline", "goal-policy", "meta-controller"}),
@@ -54,7 +54,7 @@ EVAL_SCOPES: dict[str, frozenset[str]] = {
     "run_dir": frozenset({ASGRL}), "suite": frozenset(fetch.SUITES), "policy": frozenset(fetch.SUITES),
     "program_list": frozenset({"atomic"}), "starts": frozenset({"atomic"}),
     **{name: frozenset({"non-atomic"}) for name in ("mode", "checkpoint", "world_model", "behaviour_model", "out",
-                                                    "psi_prunings")},
+                                                    "psi_prunings", "stop_at_expansion")},
 }
 
 
@@ -126,7 +126,7 @@ def progress_bar(total: int, initial: int, quiet: bool, label: str) -> tuple[Pro
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--out", type=OutputPath("dir"), help="Run folder (default runs/<domain>-<method>-seed<N>).")
 @click.option("--config", "config_file", type=InputPath("file"),
-              help="JSON file of config fields over the preset (ASGRL, goal-policy, behaviour-model).")
+              help="JSON file of config fields over the preset (ASGRL, or one fetch-programs --stage).")
 @click.option("--resume", type=click.Path(path_type=Path, file_okay=False), help="Continue the run in DIR.")
 @click.option("--eval-episodes", type=click.IntRange(min=1), help="ASGRL: greedy episodes per evaluation point.")
 @click.option("--eval-epsilon", type=click.FloatRange(0.0, 1.0),
@@ -256,6 +256,8 @@ def _plugin(p: dict[str, Any]) -> dict[str, str] | None:
 @click.option("--behaviour-model", type=InputPath("any"), help="non-atomic: learned model (default: the shipped one).")
 @click.option("--psi-prunings", type=click.Choice(["on", "off"]),
               help="non-atomic: override the meta-controller's ψ prunings (ours; off: the paper's masks).")
+@click.option("--stop-at-expansion", type=click.Choice(["on", "off"]),
+              help="non-atomic: override the meta-controller's Stop scored at expansion (ours; off: the paper's).")
 @click.option("--out", type=OutputPath("dir"),
               help="non-atomic: folder for the JSON and the call-tree PNG (default runs/fetch-programs-eval).")
 @click.option("--json", "as_json", is_flag=True, help="Print the evaluation as JSON.")

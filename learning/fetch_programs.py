@@ -205,10 +205,11 @@ def meta_controller_config(preset: str) -> Any:
 
 def train_meta_controller(out: str | Path, *, world_model_kind: str = "learned",
                           behaviour_model: str | Path | None = None, resume: bool = False, seed: int = 0,
-                          preset: str = "fast", iterations: int | None = None, workers: int | None = None,
-                          ray_address: str | None = None, progress: StageProgress | None = None) -> StageResult:
-    """Stage 3 into ``out``: the meta-controller of ``preset`` (``meta_controller_config``) trained in the
-    exact or the learned model (``resume``: the run's saved config)."""
+                          preset: str = "fast", config: Any = None, iterations: int | None = None,
+                          workers: int | None = None, ray_address: str | None = None,
+                          progress: StageProgress | None = None) -> StageResult:
+    """Stage 3 into ``out``: the meta-controller of ``preset`` (``meta_controller_config``; ``config``, an
+    ``NPIConfig``, instead) trained in the exact or the learned model (``resume``: the run's saved config)."""
     from asg.learning.npi import pipeline
 
     predictor = world_model(world_model_kind, behaviour_model)
@@ -221,9 +222,12 @@ def train_meta_controller(out: str | Path, *, world_model_kind: str = "learned",
             note = f"validation {row['val_mean']:.2f}" if "val_mean" in row else f"train {row['train_success']:.2f}"
             progress("meta-controller", int(row["iteration"]), max(n, int(row["iteration"])), note)
 
-    config = None if resume else meta_controller_config(preset)
+    if resume and config is not None:
+        raise ConfigError("resume: the run keeps its saved config; give no config or preset with it")
+    if not resume and config is None:
+        config = meta_controller_config(preset)
     if iterations is None:
-        total.append(meta_controller_config(preset).iterations)
+        total.append((config or meta_controller_config(preset)).iterations)
     try:
         result = pipeline.train_meta_controller(folder, config=config, model=world_model_kind, predictor=predictor,
                                                 seed=seed, iterations=iterations, workers=workers,
@@ -358,13 +362,15 @@ def evaluate_suite(suite: str, *, episodes: int = 100, seed: int = 0, policy: st
                    programs: Sequence[str] | None = None, starts: str = "table", mode: str = "replan",
                    checkpoint: str | Path | None = None, world_model_kind: str = "exact",
                    behaviour_model: str | Path | None = None, out: str | Path | None = None,
-                   psi_prunings: bool | None = None, progress: StageProgress | None = None) -> SuiteResult:
+                   psi_prunings: bool | None = None, stop_at_expansion: bool | None = None,
+                   progress: StageProgress | None = None) -> SuiteResult:
     """Score ``suite`` in MuJoCo: ``atomic`` (the goal test and ψ per program, ``programs``/``starts``),
     ``multistep`` (MultiStep-Moving/-Stacking), ``non-atomic`` (Table 2 in ``mode``, searching in
     ``world_model_kind``; JSON and a call-tree PNG into ``out``). Without ``policy`` / ``checkpoint``
     / ``behaviour_model`` the shipped files are used (non-atomic: without a shipped goal policy, the
-    scripted controller runs the atomic programs). ``psi_prunings``: override the meta-controller's
-    saved ``search.psi_prunings`` (the ablation of our prunings on the same files)."""
+    scripted controller runs the atomic programs). ``psi_prunings`` / ``stop_at_expansion``: override
+    the meta-controller's saved ``search`` switches of those names (the ablation of each on the same
+    files); the output's file stem names each override."""
     if suite not in SUITES:
         raise ConfigError(f"suite: {suite!r}; choose from {', '.join(SUITES)}")
     if suite == "atomic":
@@ -384,12 +390,13 @@ def evaluate_suite(suite: str, *, episodes: int = 100, seed: int = 0, policy: st
         table = [f"{name:<28} {r['success_rate']:6.2f}" for name, r in result["suites"].items()]
         return SuiteResult(suite, Status.EVALUATED, result, tuple(table))
     return _evaluate_non_atomic(episodes, seed, policy, mode, checkpoint, world_model_kind, behaviour_model,
-                                Path(out or Path("runs") / f"{DOMAIN}-eval"), psi_prunings, progress)
+                                Path(out or Path("runs") / f"{DOMAIN}-eval"),
+                                {"psi_prunings": psi_prunings, "stop_at_expansion": stop_at_expansion}, progress)
 
 
 def _evaluate_non_atomic(episodes: int, seed: int, policy: str | Path | None, mode: str,
                          checkpoint: str | Path | None, kind: str, behaviour_model: str | Path | None, out: Path,
-                         psi_prunings: bool | None, progress: StageProgress | None) -> SuiteResult:
+                         switches: dict[str, bool | None], progress: StageProgress | None) -> SuiteResult:
     from asg.learning.npi.config import from_dict
     from asg.learning.npi.pipeline import evaluate_programs, read_checkpoint
     from asg.planning.programs import fetch_library
@@ -408,14 +415,18 @@ def _evaluate_non_atomic(episodes: int, seed: int, policy: str | Path | None, mo
     checkpoint = checkpoint or shipped("meta-controller")
     path = Path(checkpoint) / "meta_controller.npz" if Path(checkpoint).is_dir() else Path(checkpoint)
     saved = from_dict(read_checkpoint(path)["config"], str(path)).search
-    search = saved if psi_prunings is None else replace(saved, psi_prunings=psi_prunings)
-    stem = out / (f"non-atomic-{mode}-{kind}" + ("" if psi_prunings is None else
-                                                 f"-prunings-{'on' if psi_prunings else 'off'}"))
+    given = {name: value for name, value in switches.items() if value is not None}
+    search = replace(saved, **given)
+    tags = {"psi_prunings": "prunings", "stop_at_expansion": "stop-expansion"}
+    stem = out / "-".join([f"non-atomic-{mode}-{kind}"]
+                          + [f"{tags[name]}-{'on' if on else 'off'}" for name, on in given.items()])
     evaluation = evaluate_programs(checkpoint, mode=mode, model=kind, world="real", search=search,
                                    episodes=episodes, seed=seed, predictor=predictor, controller_policy=controller,
                                    trace_png=f"{stem}-trace.png", json_path=f"{stem}.json", progress=on_episode)
     files = (f"{stem}.json", f"{stem}-trace.png")
     table = evaluation.table_lines()
-    table[0] += f", ψ prunings {'on' if search.psi_prunings else 'off'}"
-    return SuiteResult("non-atomic", Status.EVALUATED, {**evaluation.to_json(), "psi_prunings": search.psi_prunings},
+    table[0] += (f", ψ prunings {'on' if search.psi_prunings else 'off'}, "
+                 f"Stop scored at expansion {'on' if search.stop_at_expansion else 'off'}")
+    return SuiteResult("non-atomic", Status.EVALUATED, {**evaluation.to_json(), "psi_prunings": search.psi_prunings,
+                                                        "stop_at_expansion": search.stop_at_expansion},
                        tuple(table), files)

@@ -213,4 +213,18 @@ def test_the_paper_preset_trains_the_meta_controller_without_our_prunings(tmp_pa
                   "--iterations", "1", "--world-model", "exact", "--out", "mc", "--quiet", "--json")
     assert trained.exit_code == 0, trained.output
     saved = json.loads((tmp_path / "mc" / "config.json").read_text())["config"]
-    assert saved["search"]["psi_prunings"] is False
+    assert saved["search"]["psi_prunings"] is False and saved["search"]["stop_at_expansion"] is False
+
+
+def test_the_meta_controller_stage_takes_config_fields_over_its_preset(tmp_path):
+    (tmp_path / "over.json").write_text(json.dumps({"search": {"stop_at_expansion": True}}))
+    trained = run("train", "--domain", "fetch-programs", "--stage", "meta-controller", "--preset", "paper",
+                  "--config", "over.json", "--iterations", "1", "--world-model", "exact", "--out", "mc", "--quiet")
+    assert trained.exit_code == 0, trained.output
+    search = json.loads((tmp_path / "mc" / "config.json").read_text())["config"]["search"]
+    assert search["stop_at_expansion"] is True and search["psi_prunings"] is False  # the preset's, kept
+    (tmp_path / "bad.json").write_text(json.dumps({"search": {"stop_at_expansoin": True}}))
+    line = one_line(run("train", "--domain", "fetch-programs", "--stage", "meta-controller", "--config", "bad.json",
+                        "--iterations", "1", "--world-model", "exact", "--out", "mc2", "--quiet"))
+    assert "bad.json" in line and "stop_at_expansoin" in line and "stop_at_expansion" in line
+    assert not (tmp_path / "mc2").exists()

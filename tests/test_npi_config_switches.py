@@ -1,9 +1,11 @@
-"""The meta-controller's last two switches: the trace buffer's scope and the call limit per level.
+"""The meta-controller's switches beside the ψ prunings: the trace buffer's scope, the call limit
+per level and Stop scored at expansion.
 
 ``NPIConfig.buffer_scope`` ("program": n_buf traces of each program, the reference code's split;
-"all": one buffer of n_buf traces, T5's reading) and ``SearchConfig.level_max_calls`` ((level,
-limit) pairs over ``max_calls``). Checked on a three-bit library: Set_X / Unset_X atomic, Set_AB
-at level 1 and Set_All at level 2 (it may call Set_AB).
+"all": one buffer of n_buf traces, T5's reading), ``SearchConfig.level_max_calls`` ((level,
+limit) pairs over ``max_calls``) and ``SearchConfig.stop_at_expansion`` (ours: every expanded
+node's Stop child is scored at once, as one visit). Checked on a three-bit library: Set_X /
+Unset_X atomic, Set_AB at level 1 and Set_All at level 2 (it may call Set_AB).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from asg.learning import fetch_programs as fp
 from asg.learning.errors import ConfigError
 from asg.learning.npi.config import NPIConfig, SearchConfig, from_dict, to_dict
 from asg.learning.npi.inference import ModelExecutor, run_program
-from asg.learning.npi.mcts import SearchContext, Trace, execute
+from asg.learning.npi.mcts import SearchContext, Trace, execute, new_root
 from asg.learning.npi.trainer import POOL, MetaControllerTrainer, TraceBuffer, TraceSample
 from asg.learning.world_models.program_models import AtomWorld
 
@@ -174,6 +176,49 @@ def test_a_level_without_non_atomic_programs_is_refused(world):
         MetaControllerTrainer(world, NPIConfig(search=cfg), seed=0)
 
 
+# -- Stop scored at expansion ---------------------------------------------------------------------
+def test_stop_is_scored_at_expansion_as_one_visit_only_when_asked(world):
+    def root(cfg: SearchConfig, *bits: str):
+        return new_root(SET_AB, world.encode(on(*bits)), SearchContext(world, AvoidStop(), cfg,
+                                                                       np.random.default_rng(0)), False)
+
+    lazy = root(SearchConfig(psi_prunings=False), "a", "b")
+    assert lazy.visits.sum() == 0 and not lazy.children and lazy.count == 1
+    done = root(SearchConfig(psi_prunings=False, stop_at_expansion=True), "a", "b")
+    assert done.visits.tolist() == [0] * STOP + [1] and done.count == 2
+    assert done.children[STOP].terminal and done.children[STOP].terminal_value == 1.0  # γ**0: ψ holds
+    assert done.value_sum[STOP] == 1.0
+    early = root(SearchConfig(psi_prunings=False, stop_at_expansion=True), "a")
+    assert early.children[STOP].terminal_value == -1.0 and early.value_sum[STOP] == -1.0  # ψ false: failure
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_search_that_scores_stop_at_expansion_stops_once_psi_holds(world, seed):
+    # The stub gives Stop almost no prior; with the paper's lazy Stop five simulations never try it from
+    # a state where Set_AB is already done, and the call limit ends the program. Scored at expansion,
+    # Stop's exact value wins the first simulation and the program returns at once.
+    start = world.encode(on("a", "b"))
+
+    def run(stop_at_expansion: bool) -> Trace:
+        cfg = SearchConfig(psi_prunings=False, stop_at_expansion=stop_at_expansion)
+        return execute(SET_AB, start, SearchContext(world, AvoidStop(), cfg, np.random.default_rng(seed)),
+                       explore=False)
+
+    lazy, eager = run(False), run(True)
+    assert lazy.calls == 6 and eager.calls == 0 and eager.success and eager.value == 1.0
+    cfg = SearchConfig(psi_prunings=False, stop_at_expansion=True)  # not yet done: Stop is a failure, so it calls
+    ctx = SearchContext(world, AvoidStop(), cfg, np.random.default_rng(seed))
+    done = execute(SET_AB, world.encode(on()), ctx, explore=False)
+    assert done.success and 2 <= done.calls < 6
+
+
+def test_re_planning_with_stop_scored_at_expansion_stops_in_the_world(world):
+    cfg = SearchConfig(psi_prunings=False, stop_at_expansion=True)
+    ctx = SearchContext(world, AvoidStop(), cfg, np.random.default_rng(0))
+    record = run_program("replan", SET_ALL, ModelExecutor(world, world.encode(on("a", "b", "c"))), ctx)
+    assert record.success and record.calls == ()
+
+
 # -- values, errors, round trips, presets --------------------------------------------------------
 BAD = [
     ({"buffer_scope": "trace"}, "config.buffer_scope", 'expected one of "program", "all", got "trace"'),
@@ -187,6 +232,7 @@ BAD = [
     ({"search": {"level_max_calls": [[1, 2.5]]}}, "config.search.level_max_calls[0][1]", "expected an int"),
     ({"search": {"level_max_calls": [[1, True]]}}, "config.search.level_max_calls[0][1]", "got true"),
     ({"search": {"level_max_calls": 2}}, "config.search.level_max_calls", "expected a list"),
+    ({"search": {"stop_at_expansion": "yes"}}, "config.search.stop_at_expansion", "expected true or false"),
 ]
 
 
@@ -213,15 +259,16 @@ def test_both_fields_round_trip_through_json_and_old_configs_take_the_defaults()
     assert data["buffer_scope"] == "all" and data["search"]["level_max_calls"] == [[1, 2], [2, 5]]
     assert from_dict(data) == cfg
     old = to_dict(NPIConfig())
-    del old["buffer_scope"], old["search"]["level_max_calls"]
+    del old["buffer_scope"], old["search"]["level_max_calls"], old["search"]["stop_at_expansion"]
     assert from_dict(old) == NPIConfig()
 
 
 def test_the_shipped_meta_controller_config_still_loads():
     manifest = json.loads(fp.shipped("meta-controller").with_name("MANIFEST.json").read_text())
     saved = manifest["stages"]["meta-controller"]["config"]["config"]
-    assert "buffer_scope" not in saved and "level_max_calls" not in saved["search"]
+    assert "buffer_scope" not in saved and not {"level_max_calls", "stop_at_expansion"} & set(saved["search"])
     cfg = from_dict(saved)
+    assert not cfg.search.stop_at_expansion
     assert cfg.buffer_scope == "program" and cfg.search.level_max_calls == () and cfg.search.max_calls == 6
 
 
@@ -230,3 +277,4 @@ def test_the_presets():
     assert fast == NPIConfig() and fast.buffer_scope == "program" and fast.search.level_max_calls == ()
     assert paper.buffer_scope == "all"  # T5: n_buf full trajectories in one buffer
     assert paper.search.level_max_calls == ()  # the paper gives no call limit: the one max_calls stays
+    assert not fast.search.stop_at_expansion and not paper.search.stop_at_expansion  # ours: off in both

@@ -63,6 +63,11 @@ class SearchConfig:
     landmark_weight: float = 0.5  # λ of the prior mix, or the coefficient of the bonus term (ours)
     psi_prunings: bool = True  # ours: once ψ holds only Stop is legal, a callee whose ψ holds is not
     # callable (table.py). Off: the paper's masks (calls list, φ, max_calls); the network learns Stop.
+    stop_at_expansion: bool = False  # ours: a node's Stop child is scored when the node is expanded (ψ ->
+    # gamma**calls, else failure_value) and counted as one visit, so every search compares stopping now
+    # with calling on from its first simulation. Off (§2.3, the paper): Stop is scored only when the
+    # selection picks it, and an unvisited child's Q is 0. Stop stays the search's and the network's
+    # choice either way (nothing is masked); the network learns it from the visit counts.
     level_max_calls: tuple[tuple[int, int], ...] = ()  # (level, limit) pairs: the call limit of the programs
     # of that level, as the reference code's max depth per level (§2.3, sorting {1: 5, 2: 2L+3, 3: 2L+3});
     # a level not listed, and every level with (), keeps max_calls. The paper gives no limit at all.
@@ -82,6 +87,7 @@ class SearchConfig:
         c.choice("landmark", LANDMARK_MODES)
         c.number("landmark_weight", ge=0.0)
         c.flag("psi_prunings")
+        c.flag("stop_at_expansion")
         self._check_level_max_calls(c)
         c.require(self.landmark != "prior" or self.landmark_weight <= 1.0, "landmark_weight",
                   f"expected a mixing fraction in [0, 1] with landmark \"prior\", got {self.landmark_weight}")

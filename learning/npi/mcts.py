@@ -213,7 +213,17 @@ def evaluate_node(node: Node, ctx: SearchContext, h: np.ndarray, c: np.ndarray, 
     node.value_sum = np.zeros(n_actions)
     node.exp_sum = np.zeros(n_actions)
     node.exp_value_sum = np.zeros(n_actions)
+    if cfg.stop_at_expansion and node.legal[table.stop]:
+        score_stop(node, ctx)
     return node
+
+
+def score_stop(node: Node, ctx: SearchContext) -> None:
+    """``SearchConfig.stop_at_expansion`` (ours): add ``node``'s Stop child, scored, as one visit."""
+    stop = ctx.table.stop
+    child = expand(node, stop, ctx, explore=False)
+    node.children[stop] = child
+    backup([(node, stop)], child.terminal_value)
 
 
 def new_root(task: int, state: np.ndarray, ctx: SearchContext, explore: bool, h: np.ndarray | None = None,
