@@ -1,6 +1,7 @@
 """ASGRL with user models that leave out a mechanism the world has (issue 17): 10 seeds each.
 
     python benchmarks/omitted_mechanisms.py --seeds 10 --out runs/omitted [--preset asg] [--methods asgrl]
+        [--overrides '{"learner": {"diversity": {"uniform_skill_prior": true}}}'] [--name omitted]
 
 The models are ``pddl_models/omitted/*.pddl``: Household without the battery, Household without
 the key, Mario without the hidden key, MineCraft without the wood processing. Each model's world
@@ -39,6 +40,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--out", type=Path, default=Path("runs/omitted"))
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--overrides", type=json.loads, default=None,
+                        help="partial config as JSON, applied to every run (named in the table)")
+    parser.add_argument("--name", default="omitted", help="file stem of the results")
     args = parser.parse_args()
     methods = args.methods.split(",")
     table: dict[str, list[dict]] = {}
@@ -51,6 +55,7 @@ def main() -> None:
                     print(f"{stem}/{method}/seed{run.seed}: {r.status}, greedy {r.success_rate:.2f}, "
                           f"{r.env_steps} steps{' (reused)' if reused else ''}", file=sys.stderr, flush=True)
                 runs = run_grid(domain, [method], [seed], args.out / stem, steps=args.steps, model=str(model),
+                                overrides=args.overrides,
                                 binding=bind_domain(domain, model), preset=args.preset, reuse=True, on_done=done)
                 if runs and runs[-1].result.status == "interrupted":
                     print("interrupted; the same command resumes", file=sys.stderr)
@@ -58,12 +63,18 @@ def main() -> None:
     for stem in args.models.split(","):
         domain, model = MODELS[stem], MODELS_DIR / f"{stem}.pddl"
         runs = run_grid(domain, methods, list(range(args.seeds)), args.out / stem, steps=args.steps,
-                        model=str(model), binding=bind_domain(domain, model), preset=args.preset, reuse=True)
+                        model=str(model), binding=bind_domain(domain, model), preset=args.preset, reuse=True,
+                        overrides=args.overrides)
         table[stem] = summarize(runs)
     args.results.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(args.results / "omitted.json", {"preset": args.preset, "seeds": args.seeds, "table": table})
-    lines = [f"# ASGRL with models that omit a mechanism (preset `{args.preset}`, {args.seeds} seeds)", "",
-             f"`python benchmarks/omitted_mechanisms.py --seeds {args.seeds} --preset {args.preset}`", "",
+    command = "python benchmarks/omitted_mechanisms.py " + " ".join(
+        a if " " not in a else f"'{a}'" for a in sys.argv[1:])
+    atomic_write_json(args.results / f"{args.name}.json", {"preset": args.preset, "seeds": args.seeds,
+                                                          "overrides": args.overrides, "command": command,
+                                                          "table": table})
+    switches = "" if not args.overrides else f", overrides `{json.dumps(args.overrides)}`"
+    lines = [f"# ASGRL with models that omit a mechanism (preset `{args.preset}`{switches}, {args.seeds} seeds)", "",
+             f"`{command}`", "",
              "| model | world | method | seeds solved | greedy | ε = 0.05 | median steps to success |",
              "|---|---|---|---|---|---|---|"]
     for stem, rows in table.items():
@@ -72,7 +83,7 @@ def main() -> None:
             lines.append(f"| {stem} | {MODELS[stem]} | {row['label']} | {row['seeds_succeeding']}/{row['seeds']} | "
                          f"{row['greedy_success_mean']:.2f} ± {row['greedy_success_sem']:.2f} | "
                          f"{'—' if eps is None else f'{eps:.2f}'} | {row['median_steps_to_success'] or '—'} |")
-    atomic_write(args.results / "omitted.md", ("\n".join(lines) + "\n").encode())
+    atomic_write(args.results / f"{args.name}.md", ("\n".join(lines) + "\n").encode())
     print(json.dumps(table, indent=1)[:2000])
 
 

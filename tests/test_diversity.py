@@ -74,6 +74,25 @@ def test_estimator_counts_success_states_per_skill():
     assert p0[2] == pytest.approx(0.5)
 
 
+def test_a_uniform_skill_prior_weighs_each_skill_by_its_own_end_states():
+    # Skill 0 ran 9 times and ended 5 times in state 7, 4 in state 8; skill 1 ran twice, both in 7.
+    # Raw counts (Eq. 4 as the paper and the official code apply it): skill 0 owns state 7, 5 : 2.
+    # Per-skill distributions (Eq. 4 with its uniform-z premise): 5/9 against 2/2, so 7 is skill 1's.
+    def posterior(uniform: bool) -> np.ndarray:
+        est = DiversityEstimator(2, DiversityConfig(k=2, uniform_skill_prior=uniform), np.random.default_rng(0))
+        for state, z, n in ((7, 0, 5), (8, 0, 4), (7, 1, 2)):
+            for _ in range(n):
+                est.record_success(state, z)
+        return est.posterior(np.array([7, 8, 999]), 0, 2)
+
+    raw, uniform = posterior(False), posterior(True)
+    assert raw[0] == pytest.approx(5 / 7, abs=1e-5) and uniform[0] == pytest.approx((5 / 9) / (5 / 9 + 1), abs=1e-5)
+    assert raw[1] == pytest.approx(1.0, abs=1e-5) and uniform[1] == pytest.approx(1.0, abs=1e-5)
+    assert raw[2] == uniform[2] == pytest.approx(0.5)  # a state no skill reached: uniform either way
+    assert not DiversityConfig().uniform_skill_prior  # off by default (the paper's raw counts)
+    assert not make_config("household-v2", "asgrl", preset="paper").learner.diversity.uniform_skill_prior
+
+
 def test_skills_sharing_a_state_earn_less_than_a_skill_owning_one():
     skills = SkillSet("(x)", 2, QConfig(), DiversityConfig(k=2), 4, np.random.default_rng(0))
     for _ in range(5):

@@ -120,6 +120,12 @@ class DiversityConfig:
     stop_window: int = 10  # successes per skill that define where it converged (ours; the paper gives none)
     laplace: float = 1e-3  # α_L of Eq. 5 (the paper gives no value; ours, see diversity.py)
     bonus_on_failure: bool = False  # also count failure terminals and pay them α·R_d (§1.6 official)
+    # Ours: Eq. 4 read with its own premise ("when z is sampled uniformly"): p(z|s) from the per-skill
+    # distributions n(s,z)/n(z), not the raw counts. The meta-controller picks z ε-greedily, so raw counts
+    # weigh the skill it prefers by how often it runs, that skill owns every end state it reaches, and
+    # nothing stops it sliding to a dead-end terminal (Household-V2 seed 5, docs/asgrl.md). Off: the
+    # paper's and the official code's raw counts. Ignored with ``curriculum`` (Eq. 5 has its own prior).
+    uniform_skill_prior: bool = False
     abstraction: Literal["exact", "kmeans"] = "exact"  # count states or k-means clusters (App. D)
     kmeans_buffer: int = 1000  # M recent terminal states kept for re-clustering (App. D)
 
@@ -149,6 +155,7 @@ class DiversityConfig:
         c.integer("stop_window", ge=1)
         c.number("laplace", gt=0.0)
         c.flag("bonus_on_failure")
+        c.flag("uniform_skill_prior")
         c.literal("abstraction")
         c.integer("kmeans_buffer", ge=2)
 

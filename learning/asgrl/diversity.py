@@ -150,6 +150,9 @@ class DiversityEstimator:
         if self.cfg.curriculum:
             totals = self.counts[:, :active].sum(axis=0)
             return bayes_posterior(rows, totals, self.rollouts[:active], z, self.cfg.laplace)
+        if self.cfg.uniform_skill_prior:  # p(s|z) = n(s,z)/n(z): Eq. 4 as if z were drawn uniformly
+            totals = self.counts[:, :active].sum(axis=0)
+            rows = np.divide(rows, totals, out=np.zeros_like(rows), where=totals > 0)
         return count_posterior(rows, z, self.cfg.count_smoothing)
 
 
