@@ -55,11 +55,16 @@ def count_posterior(counts: np.ndarray, z: int, smoothing: float) -> np.ndarray:
     return smoothed[:, z] / smoothed.sum(axis=1)
 
 
+def skill_distributions(counts: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """p(s|z) = n(s,z)/n(z) for rows of counts (m, k) and per-skill totals (k,); 0 for a skill with none."""
+    return np.divide(counts, totals, out=np.zeros_like(counts, dtype=np.float64), where=totals > 0)
+
+
 def bayes_posterior(counts: np.ndarray, totals: np.ndarray, rollouts: np.ndarray, z: int,
                     laplace: float) -> np.ndarray:
     """Eq. 5–6. counts: (m, k) n(s, ·); totals: (k,) Σ_s n(s, ·); rollouts: (k,) runs per skill."""
     k = counts.shape[1]
-    p_s_given_z = np.divide(counts, totals, out=np.zeros_like(counts, dtype=np.float64), where=totals > 0)
+    p_s_given_z = skill_distributions(counts, totals)
     prior = (rollouts + 1.0) / (rollouts.sum() + k)  # Laplace-smoothed p(z)
     joint = p_s_given_z * prior  # (m, k)
     return (joint[:, z] + laplace) / (joint.sum(axis=1) + k * laplace)
@@ -150,9 +155,8 @@ class DiversityEstimator:
         if self.cfg.curriculum:
             totals = self.counts[:, :active].sum(axis=0)
             return bayes_posterior(rows, totals, self.rollouts[:active], z, self.cfg.laplace)
-        if self.cfg.uniform_skill_prior:  # p(s|z) = n(s,z)/n(z): Eq. 4 as if z were drawn uniformly
-            totals = self.counts[:, :active].sum(axis=0)
-            rows = np.divide(rows, totals, out=np.zeros_like(rows), where=totals > 0)
+        if self.cfg.uniform_skill_prior:  # Eq. 4 as if z were drawn uniformly
+            rows = skill_distributions(rows, self.counts[:, :active].sum(axis=0))
         return count_posterior(rows, z, self.cfg.count_smoothing)
 
 
