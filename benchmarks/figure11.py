@@ -14,8 +14,11 @@ not success in MuJoCo.
         [--out runs/figure11] [--results benchmarks/results/fetch_programs/figure11] [--reduce-only]
 
 A finished run folder of the same iterations is reused; an interrupted one (Ctrl-C, SIGTERM) is
-resumed by running the same command again. Writes ``figure11.json``, ``figure11.md`` and
-``figure11.png`` into ``--results``.
+resumed by running the same command again. Each finished run's validation curve is also kept in
+``--results`` as ``seeds/<preset>/<curriculum>/seed<N>.csv`` (iteration and ``val/<program>`` columns of its
+``metrics.csv``; committed): the reducer reads those records, so seeds trained in an earlier
+checkout (whose run folders are gone) still count and are not trained again. Writes
+``figure11.json``, ``figure11.md`` and ``figure11.png`` into ``--results``.
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ from asg.learning import fetch_programs as fp
 from asg.learning.atomic import atomic_write
 from asg.learning.npi.config import CURRICULA
 from asg.learning.plots import Band, plot_bands
-from asg.learning.run_dir import atomic_write_json, read_metrics
+from asg.learning.run_dir import atomic_write_json, read_metrics, write_metrics
 
 LEVEL = 0.9  # the success a program is counted as learned at, for the table
 
@@ -40,17 +43,34 @@ def run_folder(out: Path, curriculum: str, seed: int) -> Path:
     return out / curriculum / f"seed{seed}"
 
 
+def record_path(results: Path, preset: str, curriculum: str, seed: int) -> Path:
+    """The committed validation curve of one run."""
+    return results / "seeds" / preset / curriculum / f"seed{seed}.csv"
+
+
 def trained_iterations(folder: Path) -> int:
     """Iterations a run folder holds (0 if none)."""
     path = folder / "metrics.csv"
     return len(read_metrics(path)) if path.is_file() else 0
 
 
+def keep_record(folder: Path, path: Path, iterations: int) -> None:
+    """Copy the iteration and validation columns of a finished run's first ``iterations`` rows to ``path``."""
+    rows = read_metrics(folder / "metrics.csv")[:iterations]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_metrics(path, [{k: v for k, v in row.items() if k == "iteration" or k.startswith("val/")} for row in rows])
+
+
 def train(folder: Path, curriculum: str, seed: int, args: argparse.Namespace) -> None:
-    """Train (or resume) one run to ``args.iterations``."""
+    """Train (or resume) one run to ``args.iterations`` and keep its record."""
+    record = record_path(args.results, args.preset, curriculum, seed)
+    if len(read_metrics(record)) >= args.iterations:
+        print(f"{curriculum} seed {seed}: reused ({record})", flush=True)
+        return
     done = trained_iterations(folder)
     if done >= args.iterations:
         print(f"{curriculum} seed {seed}: reused ({done} iterations)", flush=True)
+        keep_record(folder, record, args.iterations)
         return
     start = time.perf_counter()
     resume = (folder / "config.json").is_file()
@@ -61,11 +81,12 @@ def train(folder: Path, curriculum: str, seed: int, args: argparse.Namespace) ->
           f"{time.perf_counter() - start:.0f} s", flush=True)
     if result.status == "interrupted":
         raise KeyboardInterrupt
+    keep_record(folder, record, args.iterations)
 
 
-def curves(folder: Path, iterations: int) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Programs, iterations and (program, iteration) validation success of one run."""
-    rows = read_metrics(folder / "metrics.csv")[:iterations]
+def curves(path: Path, iterations: int) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Programs, iterations and (program, iteration) validation success of one run's record."""
+    rows = read_metrics(path)[:iterations]
     programs = [key[len("val/"):] for key in rows[0] if key.startswith("val/")]
     its = np.array([int(row["iteration"]) for row in rows])
     values = np.array([[float(row[f"val/{p}"]) if row.get(f"val/{p}") not in (None, "") else np.nan for row in rows]
@@ -86,14 +107,17 @@ def reduce(args: argparse.Namespace) -> dict:
     for curriculum in args.curricula:
         per_seed = {}
         for seed in range(args.seeds):
-            folder = run_folder(args.out, curriculum, seed)
-            if trained_iterations(folder) >= args.iterations:
-                programs, its, values = curves(folder, args.iterations)
+            record = record_path(args.results, args.preset, curriculum, seed)
+            if len(read_metrics(record)) < args.iterations and trained_iterations(
+                    run_folder(args.out, curriculum, seed)) >= args.iterations:
+                keep_record(run_folder(args.out, curriculum, seed), record, args.iterations)
+            if len(read_metrics(record)) >= args.iterations:
+                programs, its, values = curves(record, args.iterations)
                 per_seed[seed] = (its, values)
         if per_seed:
             runs[curriculum] = per_seed
     if not runs:
-        raise SystemExit(f"no finished runs of {args.iterations} iterations under {args.out}")
+        raise SystemExit(f"no finished runs of {args.iterations} iterations under {args.out} or {args.results}")
     summary: dict = {"preset": args.preset, "iterations": args.iterations, "level": LEVEL, "curricula": {}}
     panels: dict[str, list[Band]] = {p: [] for p in programs}
     for curriculum, per_seed in runs.items():
