@@ -1,9 +1,10 @@
 """Why a re-planning meta-controller does or does not Stop: every search of a re-plan episode in MuJoCo.
 
-Runs ``--episodes`` re-plan episodes of one non-atomic program exactly as ``asg eval --suite
-non-atomic --mode replan`` does (same start states for the same seed), and prints one line per
-search: the program, the calls made so far, whether its ψ holds in the real state, the network's
-value, and for every action the search visited its prior P, visits N and Q, then the action taken.
+Runs ``--episodes`` re-plan episodes of one non-atomic program through ``inference.run_program``,
+as ``asg eval --suite non-atomic --mode replan`` does (same start states for the same seed), and
+prints one line per search (its ``on_search`` callback): the program, the calls made so far,
+whether its ψ holds in the real state, the network's value, and for every action the search
+visited its prior P, visits N and Q, then the action taken.
 Ends with the success count. ``--stop-at-expansion on|off`` overrides the saved search switch.
 
     python benchmarks/replan_stop_trace.py --checkpoint runs/mc-learned-stop --program Clean_Table \
@@ -19,12 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from asg.learning import fetch_programs as fp
-from asg.learning.npi.inference import CallRecord, Executor, FetchExecutor, policy_controller
-from asg.learning.npi.mcts import SearchContext, most_visited, new_root, q_values, run_simulations
+from asg.learning.npi.inference import FetchExecutor, OnSearch, policy_controller, run_program
+from asg.learning.npi.mcts import Node, SearchContext, q_values
 from asg.learning.npi.pipeline import CHECKPOINT, build_model, load_network
 
 
-def describe(ctx: SearchContext, root, action: int, indent: int) -> str:
+def describe(ctx: SearchContext, root: Node, action: int, indent: int) -> str:
     table = ctx.table
     q = q_values(root, ctx.config.q_estimate)
     shown = [a for a in np.flatnonzero(root.legal) if root.visits[a] > 0 or root.prior[a] >= 0.05 or a == table.stop]
@@ -34,28 +35,9 @@ def describe(ctx: SearchContext, root, action: int, indent: int) -> str:
             f"{seen} -> {table.label(action)}")
 
 
-def replan(task: int, executor: Executor, ctx: SearchContext, quiet: bool, indent: int = 0) -> CallRecord:
-    """``inference._run_replan`` with a line per search."""
-    table = ctx.table
-    h, c = ctx.evaluator.initial_hidden()
-    calls = []
-    for depth in range(ctx.call_limit(task) + 1):
-        root = new_root(task, executor.observe(), ctx, False, h, c, depth)
-        ctx.sub_traces.clear()
-        run_simulations(root, ctx.config.simulations_exploit, ctx, False)
-        action = most_visited(root)
-        if not quiet:
-            print(describe(ctx, root, action, indent))
-        h, c = root.h, root.c
-        if action == table.stop:
-            break
-        if table.is_atomic(action):
-            state = executor.run_atomic(action)
-            calls.append(CallRecord(table.names[action], True, table.post_holds(action, ctx.model.atoms(state))))
-        else:
-            calls.append(replan(action, executor, ctx, quiet, indent + 2))
-    ok = table.post_holds(task, ctx.model.atoms(executor.observe()))
-    return CallRecord(table.names[task], False, ok, tuple(calls))
+def printer(ctx: SearchContext) -> OnSearch:
+    """An ``on_search`` callback printing ``describe``'s line, indented by the call level."""
+    return lambda root, action, level: print(describe(ctx, root, action, 2 * level))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     for k in range(args.episodes):
         rng = np.random.default_rng([args.seed, task, k])  # the start states of pipeline.evaluate_programs
         real.reset(int(rng.integers(2**31)))
-        record = replan(task, real, SearchContext(model, net.snapshot(), search, rng), args.quiet)
+        ctx = SearchContext(model, net.snapshot(), search, rng)
+        record = run_program("replan", task, real, ctx, on_search=None if args.quiet else printer(ctx))
         wins += record.success
         if not args.quiet:
             print(f"episode {k}: {'success' if record.success else 'failure'}")

@@ -219,6 +219,33 @@ def test_re_planning_with_stop_scored_at_expansion_stops_in_the_world(world):
     assert record.success and record.calls == ()
 
 
+def test_re_planning_reports_every_search_with_its_level(world):
+    """``on_search`` hears every search, in order, at its call depth: the searches alone rebuild
+    the call tree the run returns."""
+    cfg = SearchConfig(psi_prunings=False, stop_at_expansion=True)
+    seen: list[tuple[int, int, int]] = []
+    ctx = SearchContext(world, AvoidStop(), cfg, np.random.default_rng(0))
+    record = run_program("replan", SET_ALL, ModelExecutor(world, world.encode(on())), ctx,
+                         on_search=lambda root, action, level: seen.append((root.task, action, level)))
+    table, searches = world.table, iter(seen)
+
+    def rebuild(task: int, level: int) -> tuple:
+        calls: list[object] = []
+        for _ in range(ctx.call_limit(task) + 1):
+            searched, action, at = next(searches)
+            assert (searched, at) == (task, level)
+            if action == table.stop:
+                break
+            calls.append(table.names[action] if table.is_atomic(action) else rebuild(action, level + 1))
+        return (table.names[task], tuple(calls))
+
+    def shape(call) -> object:
+        return call.program if call.atomic else (call.program, tuple(shape(c) for c in call.calls))
+
+    assert shape(record) == rebuild(SET_ALL, 0) and next(searches, None) is None
+    assert len(seen) > 1 + len(record.calls)  # it called a non-atomic program, which searched too
+
+
 # -- values, errors, round trips, presets --------------------------------------------------------
 BAD = [
     ({"buffer_scope": "trace"}, "config.buffer_scope", 'expected one of "program", "all", got "trace"'),

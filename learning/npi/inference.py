@@ -15,6 +15,7 @@ program succeeds when its ψ holds in the world's final state. Each run returns 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,7 +25,16 @@ import numpy as np
 from asg.envs.fetch import FetchBlocksEnv, ScriptedController, acting_block, run_atomic
 from asg.learning.errors import CheckpointError
 from asg.learning.goal_policy.evaluate import PolicyController, load_policy
-from asg.learning.npi.mcts import SearchContext, Trace, execute, masked_priors, most_visited, new_root, run_simulations
+from asg.learning.npi.mcts import (
+    Node,
+    SearchContext,
+    Trace,
+    execute,
+    masked_priors,
+    most_visited,
+    new_root,
+    run_simulations,
+)
 from asg.learning.world_models.program_models import EnvironmentModel
 from asg.planning.programs import fetch_library
 
@@ -134,14 +144,21 @@ class CallRecord:
         return out
 
 
-def run_program(mode: str, task: int, executor: Executor, ctx: SearchContext) -> CallRecord:
-    """Run program ``task`` in ``executor`` with inference ``mode`` (network | plan | replan)."""
+OnSearch = Callable[[Node, int, int], None]
+"""``on_search(root, action, level)``: after each re-planning search, its root, the action taken
+and how deep the program sits in the call stack (0: the task itself); for traces of a run."""
+
+
+def run_program(mode: str, task: int, executor: Executor, ctx: SearchContext,
+                on_search: OnSearch | None = None) -> CallRecord:
+    """Run program ``task`` in ``executor`` with inference ``mode`` (network | plan | replan);
+    ``on_search`` hears of every search of ``replan``."""
     if mode == "network":
         return _run_network(task, executor, ctx)
     if mode == "plan":
         return _run_plan(task, executor, ctx)
     if mode == "replan":
-        return _run_replan(task, executor, ctx)
+        return _run_replan(task, executor, ctx, on_search)
     raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
 
 
@@ -184,7 +201,8 @@ def _replay(trace: Trace, executor: Executor, ctx: SearchContext) -> CallRecord:
     return _finish(ctx, trace.task, executor, calls)
 
 
-def _run_replan(task: int, executor: Executor, ctx: SearchContext) -> CallRecord:
+def _run_replan(task: int, executor: Executor, ctx: SearchContext, on_search: OnSearch | None = None,
+                level: int = 0) -> CallRecord:
     table, cfg = ctx.table, ctx.config
     h, c = ctx.evaluator.initial_hidden()
     progress = None
@@ -199,11 +217,13 @@ def _run_replan(task: int, executor: Executor, ctx: SearchContext) -> CallRecord
         ctx.sub_traces.clear()  # the world moved: plans made from older states are stale
         run_simulations(root, cfg.simulations_exploit, ctx, False)
         action = most_visited(root)
+        if on_search is not None:
+            on_search(root, action, level)
         h, c = root.h, root.c
         if action == table.stop:
             break
         calls.append(_atomic_record(ctx, action, executor) if table.is_atomic(action)
-                     else _run_replan(action, executor, ctx))
+                     else _run_replan(action, executor, ctx, on_search, level + 1))
     return _finish(ctx, task, executor, calls)
 
 
