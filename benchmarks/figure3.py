@@ -8,7 +8,16 @@ a finished run of the same resolved config is read back, an interrupted one resu
 command continues where it stopped (Ctrl-C checkpoints the current run). Seeds are the outer loop,
 so an unfinished grid has the same seeds in every cell. Progress with an ETA goes to stderr.
 
-The reducer (``reduce_runs``, also ``--reduce-only``) reads every finished run under ``<out>`` and
+Each finished run is also kept as a record in the results folder (committed):
+``<results>/seeds/<name>/<domain>/<method>/seed<N>.json`` holds its resolved config, its
+``result.json`` (less the final episode) and its curve (env steps, success per evaluation point).
+A cell with a record of the same config is not trained again, so a grid grows across checkouts
+whose ``runs/`` folders are gone. Records imported from an earlier reduction's JSON (``--import
+NAME.json``: its runs' results, no config and no curve) match by the grid's preset, steps and
+overrides instead, and count in the final-success table, not in the curves (whose legend gives
+each curve's n).
+
+The reducer (``reduce_runs``, also ``--reduce-only``) reads every record and finished run and
 writes ``<name>.json``, ``<name>.md`` and ``<name>.png`` into ``--results``
 (default benchmarks/results/figure3/): per domain, mean success against env steps with ±1 s.e.m.
 over seeds (the paper's shading, Figure 3) and the final success under both protocols: greedy
@@ -28,9 +37,11 @@ from typing import Any
 
 import numpy as np
 
-from asg.learning.asgrl.config import PRESETS
+from asg.learning.asgrl.config import PRESETS, TrainConfig, config_to_dict
 from asg.learning.asgrl.evaluation import curve_on_grid, mean_band, step_grid
 from asg.learning.asgrl.experiments import GridRun, finished_run, grid_config, run_grid, summarize
+from asg.learning.asgrl.trainer import TrainResult
+from asg.learning.checkpoint import read_json
 from asg.learning.errors import ConfigError
 from asg.learning.plots import Band, plot_bands
 from asg.learning.registry import METHODS
@@ -44,24 +55,84 @@ def _label(method: str) -> str:
     return METHODS[method].label if method in METHODS else method
 
 
-def collect(out: Path, domains: Sequence[str], methods: Sequence[str], seeds: Sequence[int], *, preset: str,
-            steps: int | None, overrides: dict[str, Any] | None) -> dict[str, list[GridRun]]:
-    """The finished runs under ``out`` of the grid's configs, per domain (unfinished cells left out)."""
+def grid_key(preset: str, steps: int | None, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """What a record's grid was, beside its config: how imported records (no config) are matched."""
+    return {"preset": preset, "steps": steps, "overrides": overrides or {}}
+
+
+def record_path(results: Path, name: str, domain: str, method: str, seed: int) -> Path:
+    return results / "seeds" / name / domain / method / f"seed{seed}.json"
+
+
+def write_record(path: Path, run: GridRun, config: dict[str, Any] | None, key: dict[str, Any]) -> None:
+    """One finished run as a record: config, result and curve."""
+    result = {k: v for k, v in run.result.to_json().items() if k != "final_episode"}
+    curve = [{"env_steps": int(float(r["env_steps"])), "success_rate": float(r["success_rate"])} for r in run.rows]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, {"grid": key, "config": config, "result": result, "curve": curve if run.rows else None})
+
+
+def read_record(path: Path, config: dict[str, Any], key: dict[str, Any]) -> GridRun | None:
+    """The record at ``path`` as a run when it is of ``config`` (or, imported, of grid ``key``); else None."""
+    if not path.is_file():
+        return None
+    data = read_json(path)
+    if data["config"] != config if data["config"] is not None else data["grid"] != key:
+        print(f"skipped: {path}: a record of another config", file=sys.stderr)
+        return None
+    result = TrainResult.from_json(data["result"])
+    return GridRun(result.method, result.seed, result, tuple(data["curve"] or ()))
+
+
+def collect(out: Path, results: Path, name: str, domains: Sequence[str], methods: Sequence[str],
+            seeds: Sequence[int], *, preset: str, steps: int | None,
+            overrides: dict[str, Any] | None) -> dict[str, list[GridRun]]:
+    """The finished runs of the grid's configs, per domain (unfinished cells left out): each cell's
+    record, else its run folder under ``out`` (which then gets a record)."""
+    key = grid_key(preset, steps, overrides)
     found: dict[str, list[GridRun]] = {}
     for domain in domains:
         runs = []
         for method in methods:
             for seed in seeds:
-                path = out / domain / method / f"seed{seed}"
-                try:
-                    result = finished_run(path, grid_config(domain, method, seed, steps, overrides, preset=preset))
-                except ConfigError as err:  # a run of an older config: left out, said so
-                    print(f"skipped: {err}", file=sys.stderr)
-                    continue
-                if result is not None:
-                    runs.append(GridRun(method, seed, result, tuple(RunDir.open(path).read_metrics())))
+                cfg = grid_config(domain, method, seed, steps, overrides, preset=preset)
+                config = config_to_dict(cfg)
+                record = record_path(results, name, domain, method, seed)
+                run = read_record(record, config, key)
+                if run is None:
+                    run = finished_folder(out / domain / method / f"seed{seed}", method, seed, cfg)
+                    if run is not None:
+                        write_record(record, run, config, key)
+                if run is not None:
+                    runs.append(run)
         found[domain] = runs
     return found
+
+
+def finished_folder(path: Path, method: str, seed: int, cfg: TrainConfig) -> GridRun | None:
+    """A finished run folder of ``cfg`` as a run (None when absent, unfinished or of another config)."""
+    try:
+        result = finished_run(path, cfg)
+    except ConfigError as err:  # a run of an older config: left out, said so
+        print(f"skipped: {err}", file=sys.stderr)
+        return None
+    return None if result is None else GridRun(method, seed, result, tuple(RunDir.open(path).read_metrics()))
+
+
+def import_reduction(path: Path, results: Path, name: str) -> int:
+    """Records (result only) of the runs of an earlier reduction ``path``; returns how many were new."""
+    data = read_json(path)
+    meta = data["meta"]
+    key = grid_key(meta["preset"], meta["steps"], meta["overrides"] or None)
+    added = 0
+    for runs in data["runs"].values():
+        for entry in runs:
+            record = record_path(results, name, entry["domain"], entry["method"], entry["seed"])
+            if not record.is_file():
+                run = GridRun(entry["method"], entry["seed"], TrainResult.from_json(entry), ())
+                write_record(record, run, None, key)
+                added += 1
+    return added
 
 
 def curves(runs: Sequence[GridRun], total: int) -> dict[str, dict[str, Any]]:
@@ -220,7 +291,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reduce-only", action="store_true", help="reduce the finished runs, train nothing")
     parser.add_argument("--combine", default=None,
                         help="comma-separated result names in --results: write one table of them as --name.md")
+    parser.add_argument("--import", dest="import_from", type=Path, default=None,
+                        help="an earlier reduction's JSON: keep its runs as records of --name (result only)")
     args = parser.parse_args(argv)
+    if args.import_from is not None:
+        added = import_reduction(args.import_from, args.results, args.name)
+        print(f"imported {added} runs of {args.import_from} as records of {args.name}", file=sys.stderr)
     if args.combine:
         combine(args.results, [n for n in args.combine.split(",") if n], args.name)
         print(f"wrote {args.results / args.name}.md", file=sys.stderr)
@@ -233,17 +309,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     seeds = list(range(args.seeds))
     meta = {"preset": args.preset, "steps": args.steps, "seeds": args.seeds, "domains": domains,
             "methods": methods, "overrides": overrides, "out": str(args.out)}
+    key = grid_key(args.preset, args.steps, overrides or None)
     if not args.reduce_only:
-        eta = Eta(len(domains) * len(methods) * len(seeds), args.steps)
-        for seed, domain in ((seed, domain) for seed in seeds for domain in domains):
-            runs = run_grid(domain, methods, [seed], args.out / domain, steps=args.steps,
+        todo = {(seed, domain): [m for m in methods if read_record(
+                    record_path(args.results, args.name, domain, m, seed), config_to_dict(
+                        grid_config(domain, m, seed, args.steps, overrides or None, preset=args.preset)), key) is None]
+                for seed in seeds for domain in domains}
+        left_total = sum(map(len, todo.values()))
+        if left_total < len(todo) * len(methods):
+            print(f"{len(todo) * len(methods) - left_total} of {len(todo) * len(methods)} cells reused from their "
+                  f"records in {args.results / 'seeds' / args.name}", file=sys.stderr)
+        eta = Eta(left_total, args.steps)
+
+        def on_done(run: GridRun, reused: bool) -> None:
+            eta.on_done(run, reused)
+            if run.result.status != "interrupted":
+                domain = run.result.domain
+                cfg = grid_config(domain, run.method, run.seed, args.steps, overrides or None, preset=args.preset)
+                write_record(record_path(args.results, args.name, domain, run.method, run.seed), run,
+                             config_to_dict(cfg), key)
+
+        for (seed, domain), left in todo.items():
+            if not left:
+                continue
+            runs = run_grid(domain, left, [seed], args.out / domain, steps=args.steps,
                             overrides=overrides or None, preset=args.preset, reuse=True,
-                            on_start=eta.on_start, on_done=eta.on_done)
+                            on_start=eta.on_start, on_done=on_done)
             if runs and runs[-1].result.status == "interrupted":
                 print("interrupted; the same command resumes", file=sys.stderr)
                 break
-    found = collect(args.out, domains, methods, seeds, preset=args.preset, steps=args.steps,
-                    overrides=overrides or None)
+    found = collect(args.out, args.results, args.name, domains, methods, seeds, preset=args.preset,
+                    steps=args.steps, overrides=overrides or None)
     reduce_runs(found, args.results, args.name, meta)
     print(f"wrote {args.results / args.name}.{{json,md,png}}", file=sys.stderr)
     return 0

@@ -47,7 +47,30 @@ def test_figure3_reduces_two_tiny_runs_and_resumes(tmp_path, capsys):
     assert len(stamps) == 2
     assert fig.main([*ARGS, "--out", str(out), "--results", str(results)]) == 0
     assert {p: p.stat().st_mtime_ns for p in out.rglob("result.json")} == stamps  # nothing retrained
-    assert capsys.readouterr().err.count("reused") == 2
+    assert "2 of 2 cells reused from their records" in capsys.readouterr().err
+
+    # the records alone (a fresh checkout: no run folders) give the same reduction and train nothing
+    records = sorted((results / "seeds" / "figure3").rglob("seed*.json"))
+    assert [p.relative_to(results).as_posix() for p in records] == [
+        "seeds/figure3/mario/goal-q/seed0.json", "seeds/figure3/mario/goal-q/seed1.json"]
+    before = json.loads((results / "figure3.json").read_text())
+    assert fig.main([*ARGS, "--out", str(tmp_path / "elsewhere"), "--results", str(results)]) == 0
+    assert not (tmp_path / "elsewhere").exists()
+    assert json.loads((results / "figure3.json").read_text()) | {"meta": None} == before | {"meta": None}
+    # a record of another config is not reused: another step budget trains its own cells
+    capsys.readouterr()
+    short = [*ARGS[:4], "--steps", "1000", *ARGS[6:]]
+    assert fig.main([*short, "--out", str(out / "other"), "--results", str(results), "--name", "budget"]) == 0
+    assert fig.main([*short, "--out", str(out / "other"), "--results", str(results), "--reduce-only"]) == 0
+    assert len(list((out / "other").rglob("result.json"))) == 2
+    assert capsys.readouterr().err.count("a record of another config") == 2  # then read from out/other
+
+    # an earlier reduction's runs imported as records: in the table, not in the curves
+    assert fig.main([*short, "--results", str(results), "--name", "imported", "--import", str(results / "figure3.json"),
+                     "--reduce-only", "--out", str(tmp_path / "none")]) == 0
+    imported = json.loads((results / "imported.json").read_text())
+    assert imported["summary"]["mario"][0]["seeds"] == 2 and imported["curves"]["mario"] == {}
+    assert imported["summary"] == json.loads((results / "figure3.json").read_text())["summary"]
 
     # two reduced settings side by side
     assert fig.main([*ARGS, "--out", str(out), "--results", str(results), "--reduce-only", "--name", "other"]) == 0
