@@ -95,7 +95,8 @@ class Stages:
     """Draws a library's ``progress(stage, count, total, note)`` calls (``run_dir.StageProgress``):
     one :class:`Progress` per stage, closed when the next stage starts or at :meth:`close`."""
 
-    UNITS = {"goal policy": "cycle", "behaviour data": "episode", "behaviour model fit": "epoch"}
+    UNITS = {"goal policy": "cycle", "behaviour data": "episode", "behaviour model fit": "epoch",
+             "meta-controller": "iteration"}
 
     def __init__(self, quiet: bool = False, stream: IO[str] | None = None) -> None:
         self.quiet, self.stream = quiet, stream

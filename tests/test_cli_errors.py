@@ -241,6 +241,20 @@ def test_progress_without_a_tty_prints_a_few_plain_lines():
     assert lines[-1].startswith("mario/asgrl: 190/1000 steps (19 %)") and lines[-1].endswith("stopped early")
 
 
+def test_stage_progress_counts_each_stage_in_its_own_unit():
+    from asg.cli.progress import Stages
+
+    stream = io.StringIO()
+    stages = Stages(stream=stream)
+    for stage, total in (("behaviour data", 10), ("meta-controller", 200)):
+        stages(stage, 0, total)
+        stages(stage, total // 2, total)
+    stages.close("done")
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("behaviour data: 5/10 episodes (50 %)")
+    assert lines[1].startswith("meta-controller: 100/200 iterations (50 %)") and lines[-1].endswith("done")
+
+
 def test_stop_reasons():
     from asg.learning.asgrl.trainer import TrainResult
     from asg.learning.results import Status
