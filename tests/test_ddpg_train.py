@@ -216,8 +216,12 @@ def test_multistep_evaluation_and_the_policy_controller(tmp_path):
 def test_checkpoint_save_load_resume_continues_exactly(tmp_path):
     cfg = tiny_fetch(epochs1=1, epochs2=1)
     train_goal_policy(cfg, tmp_path / "whole", seed=3)
-    first = train_goal_policy(cfg, tmp_path / "split", seed=3, max_epochs=1)
+    calls: list[tuple[int, int]] = []
+    first = train_goal_policy(cfg, tmp_path / "split", seed=3, max_epochs=1,
+                              progress=lambda stage, done, total, note: calls.append((done, total)))
     assert first["epochs"] == 1 and not first["finished"]
+    cycles = cfg.schedule.cycles
+    assert calls == [(n, cycles) for n in range(1, cycles + 1)]  # towards where this call stops
     second = train_goal_policy(None, "ignored", resume=tmp_path / "split")
     assert second["finished"] and second["epochs"] == 2
     assert metrics_without_time(tmp_path / "whole") == metrics_without_time(tmp_path / "split")

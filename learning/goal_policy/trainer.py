@@ -439,7 +439,8 @@ def _train_loop(trainer: GoalPolicyTrainer, run: RunDir, progress: StageProgress
     sch = trainer.config.schedule
     p = trainer.progress
     last = sch.total_epochs if max_epochs is None else min(sch.total_epochs, p.epoch + max_epochs)
-    total, done, test = sch.total_epochs * sch.cycles, p.epoch * sch.cycles + len(p.epoch_cycles), ""
+    # the progress counts towards where this call stops (``max_epochs``), so its ETA is this call's
+    total, done, test = last * sch.cycles, p.epoch * sch.cycles + len(p.epoch_cycles), ""
 
     def on_cycle(out: dict[str, float]) -> None:
         nonlocal done
