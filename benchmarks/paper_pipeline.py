@@ -1,0 +1,204 @@
+"""AlphaNPI-X's pipeline as the paper ran it, end to end, at a budget that fits here (issue 16).
+
+Every stage takes the ``paper`` preset, so every addition of ours is off
+(``docs/fetch_programs_switches.md``): the goal policy is Table 5's DDPG+HER (28 actors emulated
+in one learner, "final" HER, no demonstrations, no DAgger), stopped after ``--epochs`` of its 250;
+the behaviour model is fitted with the paper's MSE on a residual from s0 on ``--episodes`` episodes
+of that policy; the meta-controller is trained ``--iterations`` iterations by recursive MCTS inside
+that learned model with the paper's masks only (learned Stop, no ψ prunings, no Stop scored at
+expansion) and T5's one trace buffer. Then, in MuJoCo with that goal policy running the atomic
+programs: every atomic program (``--atomic-episodes`` each, every block on the table) and Table 2
+in the three inference modes (``--table-episodes`` per program), searching in the learned model.
+
+    python benchmarks/paper_pipeline.py [--epochs 3] [--episodes 10000] [--iterations 200] \
+        [--atomic-episodes 100] [--table-episodes 100] [--seed 0] [--out runs/paper-pipeline] \
+        [--results benchmarks/results/fetch_programs/paper_pipeline]
+
+Each stage goes into ``<out>/<stage>`` through ``asg.learning.fetch_programs`` (the calls ``asg
+train --domain fetch-programs --stage ...`` makes); running the same command again reuses what
+finished and resumes what was interrupted (Ctrl-C, SIGTERM). Raising ``--epochs`` continues the
+same goal-policy run (the stages after it are then stale: give a new ``--out``). Writes
+``paper_pipeline.json`` / ``.md`` (budget, wall time per stage, the goal policy's per-epoch test
+success, the atomic and Table 2 figures beside the paper's) and ``goal_policy.png`` into
+``--results``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from asg.cli.progress import Stages
+from asg.learning import fetch_programs as fp
+from asg.learning.atomic import atomic_write
+from asg.learning.npi.pipeline import PAPER_TABLE2
+from asg.learning.plots import Band, plot_bands
+from asg.learning.run_dir import atomic_write_json, read_metrics
+
+MODES = ("network", "plan", "replan")
+def _result(folder: Path) -> dict[str, Any] | None:
+    path = folder / "result.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def goal_policy(out: Path, args: argparse.Namespace, stages: Stages) -> dict[str, Any]:
+    """Stage 1: the paper's goal policy, trained (or continued) to ``args.epochs`` epochs."""
+    folder = out / "goal-policy"
+    done = _result(folder)
+    have = done["epochs"] if done else 0
+    if have >= args.epochs:
+        print(f"[goal-policy] reusing {folder} ({have} epochs)", file=sys.stderr)
+        return done
+    resume = (folder / "checkpoint.npz").is_file()
+    print(f"[goal-policy] {'resuming' if resume else 'training'} into {folder} to epoch {args.epochs}", file=sys.stderr)
+    result = fp.train_goal_policy(folder, preset="paper", resume=resume, seed=args.seed,
+                                  workers=1, max_epochs=args.epochs - have, progress=stages)
+    if str(result.status) == "interrupted":
+        raise KeyboardInterrupt
+    return result.summary
+
+
+def behaviour_model(out: Path, policy: str, args: argparse.Namespace, stages: Stages) -> dict[str, Any]:
+    """Stage 2: the paper's behaviour model on ``args.episodes`` episodes of the policy."""
+    folder = out / "behaviour-model"
+    done = _result(folder)
+    if done and "model" in done:
+        print(f"[behaviour-model] reusing {folder}", file=sys.stderr)
+        return done
+    print(f"[behaviour-model] training into {folder}", file=sys.stderr)
+    result = fp.train_behaviour_model(folder, policy, preset="paper", episodes=args.episodes, seed=args.seed,
+                                      progress=stages)
+    if str(result.status) == "interrupted":
+        raise KeyboardInterrupt
+    return result.summary
+
+
+def meta_controller(out: Path, model: str, args: argparse.Namespace, stages: Stages) -> dict[str, Any]:
+    """Stage 3: the paper's meta-controller, trained in the learned model."""
+    folder = out / "meta-controller"
+    done = _result(folder)
+    if done and done.get("status") in ("finished", "solved"):
+        print(f"[meta-controller] reusing {folder}", file=sys.stderr)
+        return done
+    resume = (folder / "meta_controller.npz").is_file()
+    print(f"[meta-controller] {'resuming' if resume else 'training'} into {folder}", file=sys.stderr)
+    result = fp.train_meta_controller(folder, world_model_kind="learned", behaviour_model=model, resume=resume,
+                                      seed=args.seed, preset="paper", iterations=args.iterations, workers=1,
+                                      progress=stages)
+    if str(result.status) == "interrupted":
+        raise KeyboardInterrupt
+    return result.summary
+
+
+def evaluate(out: Path, policy: str, model: str, args: argparse.Namespace, stages: Stages) -> dict[str, Any]:
+    """The atomic programs and Table 2 in the three modes, in MuJoCo; each suite's JSON kept in ``out/eval``."""
+    folder = out / "eval"
+    folder.mkdir(parents=True, exist_ok=True)
+    found: dict[str, Any] = {}
+    for name in ("atomic", *MODES):
+        path = folder / f"{name}.json"
+        if path.is_file():
+            found[name] = json.loads(path.read_text())
+            continue
+        print(f"[eval] {name}", file=sys.stderr)
+        start = time.perf_counter()
+        if name == "atomic":
+            result = fp.evaluate_suite("atomic", episodes=args.atomic_episodes, seed=args.seed, policy=policy)
+        else:
+            result = fp.evaluate_suite("non-atomic", episodes=args.table_episodes, seed=args.seed, policy=policy,
+                                       mode=name, checkpoint=out / "meta-controller", world_model_kind="learned",
+                                       behaviour_model=model, out=folder, progress=stages)
+        found[name] = {**result.to_json(), "wall_seconds": round(time.perf_counter() - start, 1)}
+        atomic_write_json(path, found[name])
+    return found
+
+
+def report(args: argparse.Namespace, stages_out: dict[str, Any], evals: dict[str, Any], command: str) -> None:
+    gp, bm, mc = stages_out["goal-policy"], stages_out["behaviour-model"], stages_out["meta-controller"]
+    rows = read_metrics(Path(gp["run_dir"]) / "metrics.csv")
+    episodes = [int(float(r["episodes"])) for r in rows if r.get("episodes")]
+    test = [float(r["test_success"]) for r in rows if r.get("test_success") not in (None, "")]
+    table = {mode: evals[mode]["families"] for mode in MODES}  # per family, the mean over arguments
+    payload = {"command": command, "preset": "paper", "seed": args.seed,
+               "budget": {"goal_policy_epochs": gp["epochs"], "goal_policy_total_epochs": gp["total_epochs"],
+                          "goal_policy_episodes": gp["episodes"], "goal_policy_env_steps": gp["env_steps"],
+                          "behaviour_episodes": args.episodes, "meta_controller_iterations": args.iterations,
+                          "atomic_episodes": args.atomic_episodes, "table_episodes": args.table_episodes},
+               "wall_seconds": {"goal_policy": gp.get("wall_seconds"), "meta_controller": mc.get("wall_seconds"),
+                                **{f"eval_{k}": v.get("wall_seconds") for k, v in evals.items()}},
+               "goal_policy_curve": {"episodes": episodes, "test_success": test},
+               "atomic": {"mean_success": evals["atomic"]["mean_success"],
+                          "mean_post_success": evals["atomic"]["mean_post_success"],
+                          "programs": {k: v["success_rate"] for k, v in evals["atomic"]["programs"].items()}},
+               "behaviour_model": {k: bm[k] for k in bm if k in ("agreement", "episodes", "model", "loss", "anchor")},
+               "meta_controller": {k: mc[k] for k in mc if k in ("validation", "first_reached", "iterations", "model")},
+               "table2": table, "paper_table2": {m: {f: v[m] for f, v in PAPER_TABLE2.items()} for m in MODES}}
+    results = args.results
+    results.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(results / "paper_pipeline.json", payload)
+    if episodes and test:
+        plot_bands(results / "goal_policy.png",
+                   {"goal policy (paper preset)": [Band("test success", episodes[:len(test)], test, test, test)]},
+                   "AlphaNPI-X goal policy, paper preset: greedy test success per epoch", xlabel="training episodes",
+                   ylabel="test success")
+    families = list(PAPER_TABLE2)
+    b = payload["budget"]
+    lines = [
+        "# AlphaNPI-X pipeline in the paper's setting (`paper` preset, every addition of ours off)", "",
+        f"`{command}`", "",
+        f"Budget: goal policy {b['goal_policy_epochs']} of {b['goal_policy_total_epochs']} epochs "
+        f"({b['goal_policy_episodes']} episodes, {b['goal_policy_env_steps']} env steps; the paper: 250 epochs on "
+        f"28 actors), behaviour model on {b['behaviour_episodes']} episodes, meta-controller "
+        f"{b['meta_controller_iterations']} iterations in the learned model; MuJoCo evaluation "
+        f"{b['atomic_episodes']} episodes per atomic program, {b['table_episodes']} per non-atomic program and mode.",
+        "", f"Wall seconds: {json.dumps(payload['wall_seconds'])}", "",
+        f"Atomic programs (goal test, every block on the table): mean {payload['atomic']['mean_success']:.2f} "
+        f"(ψ at the end {payload['atomic']['mean_post_success']:.2f}).", "",
+        "| Table 2 | " + " | ".join(families) + " |", "|---|" + "---|" * len(families)]
+    for mode in MODES:
+        lines.append(f"| asg `paper`, {mode} | " + " | ".join(f"{table[mode].get(f, float('nan')):.2f}"
+                                                             for f in families) + " |")
+        lines.append(f"| paper, {mode} | " + " | ".join(f"{PAPER_TABLE2[f][mode]:.2f}" for f in families) + " |")
+    lines += ["", f"Goal policy test success per epoch: {', '.join(f'{x:.2f}' for x in test)}", ""]
+    atomic_write(results / "paper_pipeline.md", ("\n".join(lines) + "\n").encode())
+    print("\n".join(lines))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=3, help="goal-policy epochs (the paper's schedule has 250)")
+    parser.add_argument("--episodes", type=int, default=10_000, help="behaviour-model episodes (paper: >= 10k)")
+    parser.add_argument("--iterations", type=int, default=200, help="meta-controller iterations")
+    parser.add_argument("--atomic-episodes", type=int, default=100)
+    parser.add_argument("--table-episodes", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("runs/paper-pipeline"))
+    parser.add_argument("--results", type=Path, default=Path("benchmarks/results/fetch_programs/paper_pipeline"))
+    args = parser.parse_args(argv)
+    command = "python benchmarks/paper_pipeline.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    stages = Stages()
+    found: dict[str, Any] = {}
+    try:
+        found["goal-policy"] = goal_policy(args.out, args, stages)
+        stages.close()
+        found["behaviour-model"] = behaviour_model(args.out, found["goal-policy"]["policy"], args, stages)
+        stages.close()
+        model = found["behaviour-model"]["model"]
+        found["meta-controller"] = meta_controller(args.out, model, args, stages)
+        stages.close()
+        evals = evaluate(args.out, found["goal-policy"]["policy"], model, args, stages)
+    except KeyboardInterrupt:
+        stages.close("interrupted")
+        print("interrupted; the same command continues", file=sys.stderr)
+        return 130
+    finally:
+        stages.close()
+    report(args, found, evals, command)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
