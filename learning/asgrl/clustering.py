@@ -9,12 +9,53 @@ Tabular skills record a state id per distinct observation (a state seen again ke
 cluster). Deep skills (``deep_skills.py``) see images that never repeat: every record gets a
 fresh id, ``forget_evicted`` drops the features of records that left the buffer (so memory stays
 at M), and ``assign`` maps any image to its nearest centroid (the cluster index of App. D).
+
+``DiversityConfig.cluster_features`` (ours) chooses what the distance is measured on: the images as
+the skills store them (App. D's pixel space), or ``cluster_feature``'s pooled image with every
+colour channel standardised per image (``channel_standardize``).
 """
 from __future__ import annotations
 
 from collections import deque
 
 import numpy as np
+
+RGB = 3  # colour channels of the images ``channel_standardize`` reads (channels last)
+
+
+def pool_image(obs: np.ndarray, factor: int) -> np.ndarray:
+    """Average-pool an image by ``factor`` and flatten: (H, W, C) uint8 -> (H/f * W/f * C,) uint8."""
+    obs = np.asarray(obs)
+    if obs.ndim != 3:
+        return obs.reshape(-1).astype(np.uint8)
+    h, w, c = obs.shape
+    hf, wf = h // factor, w // factor
+    rows = obs[: hf * factor, : wf * factor].astype(np.float32).reshape(hf, factor, wf * factor * c).sum(axis=1)
+    sums = rows.reshape(hf, wf, factor, c).sum(axis=2).astype(np.uint32)  # (hf, wf, c), exact
+    area = factor * factor
+    return ((sums + area // 2) // area).astype(np.uint8).reshape(-1)
+
+
+def channel_standardize(images: np.ndarray) -> np.ndarray:
+    """Each colour channel of each image to zero mean and unit variance, so a per-image gain,
+    offset and per-channel tint cancel; (m, ..., 3) or flat (m, d) with channels last -> (m, d) float32."""
+    x = np.asarray(images, dtype=np.float32).reshape(len(images), -1)
+    if x.shape[1] % RGB:
+        raise ValueError(f"channel-standardized k-means features need RGB images (channels last), got "
+                         f"{x.shape[1]} values per image")
+    x = x.reshape(len(x), -1, RGB)
+    mean = x.mean(axis=1, keepdims=True)
+    std = x.std(axis=1, keepdims=True)
+    return ((x - mean) / (std + 1.0)).reshape(len(x), -1)  # + 1: a flat channel stays finite
+
+
+def cluster_feature(obs: np.ndarray, pool: int) -> np.ndarray:
+    """The ``channel-standardized`` k-means feature of one (H, W, 3) observation: pooled by ``pool``,
+    then ``channel_standardize``; -> (H/pool * W/pool * 3,) float32."""
+    obs = np.asarray(obs)
+    if obs.ndim != 3:
+        raise ValueError(f"channel-standardized k-means features need (H, W, 3) images, got shape {obs.shape}")
+    return channel_standardize(pool_image(obs, pool)[None])[0]
 
 
 def kmeans(points: np.ndarray, weights: np.ndarray, k: int, rng: np.random.Generator,

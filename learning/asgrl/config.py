@@ -128,6 +128,18 @@ class DiversityConfig:
     uniform_skill_prior: bool = False
     abstraction: Literal["exact", "kmeans"] = "exact"  # count states or k-means clusters (App. D)
     kmeans_buffer: int = 1000  # M recent terminal states kept for re-clustering (App. D)
+    # What k-means measures its Euclidean distance on (ours; App. D: "Euclidean distance in pixel space").
+    # "pixels" (App. D, the paper preset): the terminal image as the skills store it: the raw observation
+    # for tabular skills, the network's input for deep skills (pooled by deep.pool, standardised per image
+    # over all channels). "channel-standardized": the image average-pooled by ``cluster_pool`` (deep skills
+    # store it pooled by deep.pool, which cluster_pool must equal), then each colour channel standardised
+    # per image, so that a camera's per-episode contrast, brightness and per-channel tint (envs/camera.py)
+    # cancel. Needs RGB images (H, W, 3). Measured on camera Pixel-Mario's (has-key) terminal states
+    # (benchmarks/results/pixel_mario/NOTES.md): the hidden key's state stands twice as far out of the
+    # lighting noise (centroid gap / spread 2.6 instead of 1.3), but App. D's k-means is not purer for it
+    # (local optima: 6/10 seeds pure against 9/10), and seed 0 at 300k steps fails with it as without.
+    cluster_features: Literal["pixels", "channel-standardized"] = "pixels"
+    cluster_pool: int = 8  # pool factor of "channel-standardized" (8: one value per Pixel-Mario cell; ours)
 
     def __post_init__(self) -> None:
         c = Checker(self, "diversity")
@@ -158,6 +170,8 @@ class DiversityConfig:
         c.flag("uniform_skill_prior")
         c.literal("abstraction")
         c.integer("kmeans_buffer", ge=2)
+        c.literal("cluster_features")
+        c.integer("cluster_pool", ge=1)
 
     def k_for(self, subgoal_name: str) -> int:
         """k for one subgoal, honouring ``k_overrides``."""
@@ -304,6 +318,13 @@ class HierarchicalConfig:
             c.require(self.diversity.abstraction == "kmeans", "skills",
                       "deep skills count terminal images by k-means cluster (App. D): expected "
                       f"diversity.abstraction \"kmeans\", got {show(self.diversity.abstraction)}")
+            if self.diversity.cluster_features == "channel-standardized":
+                c.require(self.deep.encoding == "pixels", "diversity",
+                          "cluster_features \"channel-standardized\" reads colour images: expected "
+                          f"deep.encoding \"pixels\", got {show(self.deep.encoding)}")
+                c.require(self.diversity.cluster_pool == self.deep.pool, "diversity",
+                          "deep skills store images pooled by deep.pool: expected diversity.cluster_pool "
+                          f"{show(self.deep.pool)}, got {show(self.diversity.cluster_pool)}")
 
 
 @dataclass(frozen=True)
@@ -422,6 +443,7 @@ def _paper_preset(learner: HierarchicalConfig | FlatConfig) -> HierarchicalConfi
     paper preset differs in what is ours: ``QConfig.random_ties`` (off) and ``QConfig.batch_update``
     (the official one-by-one updates instead of our vectorised batches); and it turns on Sec. 4.2's
     curriculum stop (``DiversityConfig.stop_on_no_new_terminal``), which the official code lacks.
+    k-means reads pixels (``DiversityConfig.cluster_features``, App. D's Euclidean pixel distance).
     Skills are tabular (``HierarchicalConfig.skills``): the paper's Pixel-Mario keeps "the same
     approach as in the discrete state space" with k-means counts (App. D), no network.
     """
@@ -429,7 +451,7 @@ def _paper_preset(learner: HierarchicalConfig | FlatConfig) -> HierarchicalConfi
                                                                  batch_update="sequential"))
     if isinstance(learner, HierarchicalConfig):  # Sec. 4.2's second stopping condition of the curriculum
         learner = dataclasses.replace(learner, skills="tabular", diversity=dataclasses.replace(
-            learner.diversity, stop_on_no_new_terminal=True))
+            learner.diversity, stop_on_no_new_terminal=True, cluster_features="pixels"))
     return learner
 
 

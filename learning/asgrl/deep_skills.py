@@ -15,11 +15,13 @@ the tabular meta-controller over the history of chosen skills.
 ``epsilon_anneal_steps`` > 0 swaps App. G's ε decay per success for DQN's linear anneal over
 each skill's own steps.
 
-Pieces, in order: the features (``pool_image``, ``standardize``, ``encode``, ``OneHot``), the network
-(``QNetwork``: an MLP torso, one head of ``n_actions`` values per skill), the replay ring
+Pieces, in order: the features (``pool_image``, from ``clustering.py``; ``standardize``, ``encode``,
+``OneHot``), the network (``QNetwork``: an MLP torso, one head of ``n_actions`` values per skill), the replay ring
 (``ImageReplay``), the update step (``td_loss``, ``td_update``: DQN with a target network and
 double-Q targets), the shared learner (``DeepQ``), the per-skill handle with ``TabularQ``'s
-interface (``DeepSkill``) and ``build_skill_sets``.
+interface (``DeepSkill``) and ``build_skill_sets``. k-means reads the network's input, or with
+``DiversityConfig.cluster_features = "channel-standardized"`` the stored pooled image with every colour
+channel standardised per image (``clustering.channel_standardize``).
 
 Torch is imported here only; ``hierarchical.py`` imports this module when ``skills == "deep"``.
 Every torch call runs inside ``torch_state.torch_threads(1)``; the initial weights come from
@@ -36,6 +38,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from asg.learning.asgrl.clustering import channel_standardize, pool_image
 from asg.learning.asgrl.config import DeepQConfig, HierarchicalConfig, QConfig
 from asg.learning.asgrl.diversity import SkillSet
 from asg.learning.asgrl.subgoals import SubgoalSet
@@ -44,19 +47,6 @@ from asg.learning.torch_state import torch_threads
 
 
 # ---------------------------------------------------------------------------------- features
-def pool_image(obs: np.ndarray, factor: int) -> np.ndarray:
-    """Average-pool an image by ``factor`` and flatten: (H, W, C) uint8 -> (H/f * W/f * C,) uint8."""
-    obs = np.asarray(obs)
-    if obs.ndim != 3:
-        return obs.reshape(-1).astype(np.uint8)
-    h, w, c = obs.shape
-    hf, wf = h // factor, w // factor
-    rows = obs[: hf * factor, : wf * factor].astype(np.float32).reshape(hf, factor, wf * factor * c).sum(axis=1)
-    sums = rows.reshape(hf, wf, factor, c).sum(axis=2).astype(np.uint32)  # (hf, wf, c), exact
-    area = factor * factor
-    return ((sums + area // 2) // area).astype(np.uint8).reshape(-1)
-
-
 def standardize(pooled: np.ndarray) -> np.ndarray:
     """Per image zero mean and unit variance, so a global lighting gain cancels; (m, d) -> (m, d) float32."""
     x = np.asarray(pooled, dtype=np.float32).reshape(len(pooled), -1)
@@ -433,9 +423,11 @@ def build_skill_sets(cfg: HierarchicalConfig, subgoals: SubgoalSet, n_actions: i
     """The shared network and one ``SkillSet`` of ``DeepSkill`` heads per subgoal (``rngs``: one each)."""
     ks = [cfg.diversity.k_for(sg.name) for sg in subgoals.subgoals]
     deep = DeepQ(cfg.deep, cfg.deep.gamma, sum(ks), n_actions, seed)
+    by_channel = cfg.diversity.cluster_features == "channel-standardized"  # pooled by deep.pool = cluster_pool
+
     def featurize(stored: np.ndarray) -> np.ndarray:
         deep.ensure(stored.shape[-1])
-        return network_input(stored, deep.one_hot)
+        return channel_standardize(stored) if by_channel else network_input(stored, deep.one_hot)
     skill_sets, head = [], 0
     for sg, k, rng in zip(subgoals.subgoals, ks, rngs):
         skills = [DeepSkill(deep, head + z, cfg.q) for z in range(k)]

@@ -13,7 +13,9 @@ Counts cover successful terminal states only, as Eq. 2 pays the bonus only there
 non-curriculum code also counted and paid failure terminals (§1.6), which
 ``DiversityConfig.bonus_on_failure`` restores (it made no difference on Mario seeds 0-4). States
 are counted exactly (their id) or by k-means cluster of their pixels (App. D); exact counts are
-cumulative, cluster counts cover the ``kmeans_buffer`` most recent terminal records.
+cumulative, cluster counts cover the ``kmeans_buffer`` most recent terminal records. With
+``DiversityConfig.cluster_features = "channel-standardized"`` (ours) k-means reads each image pooled and
+standardised per colour channel (``clustering.cluster_feature``) instead of its pixels.
 
 Deep skills (``deep_skills.py``) pass ``SkillSet`` their own skill objects and a ``featurize``
 function: states are then images (never repeated), every terminal record gets a fresh id, and
@@ -44,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from asg.learning.asgrl.clustering import KMeansAbstraction
+from asg.learning.asgrl.clustering import KMeansAbstraction, cluster_feature
 from asg.learning.asgrl.config import DiversityConfig, QConfig
 from asg.learning.asgrl.tabular_q import BonusFn, TabularQ
 
@@ -89,6 +91,8 @@ class DiversityEstimator:
         self.kmeans = (KMeansAbstraction(k, cfg.kmeans_buffer, rng, forget_evicted=by_features)
                        if cfg.abstraction == "kmeans" else None)
         self.next_id = 0  # the id of the next feature record (by_features)
+        # tabular skills pass the raw observation; deep skills (by_features) pass their own features
+        self.channel_features = not by_features and cfg.cluster_features == "channel-standardized"
         self._dirty = False
 
     def _keys(self, state_ids: np.ndarray) -> np.ndarray:
@@ -106,7 +110,8 @@ class DiversityEstimator:
     def record_success(self, state_id: int, z: int, obs: Any = None) -> None:
         """Skill ``z`` reached the landmark in ``state_id`` (``obs`` feeds k-means)."""
         if self.kmeans is not None:
-            self.kmeans.add(state_id, z, np.asarray(obs))
+            feature = cluster_feature(obs, self.cfg.cluster_pool) if self.channel_features else np.asarray(obs)
+            self.kmeans.add(state_id, z, feature)
             self._dirty = True
             return
         if state_id >= self.counts.shape[0]:
