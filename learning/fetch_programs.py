@@ -189,9 +189,11 @@ def world_model(kind: str, behaviour_model: str | Path | None = None) -> Any:
 
 
 def meta_controller_config(preset: str) -> Any:
-    """The meta-controller's ``NPIConfig`` of ``preset``: ``fast`` is the default, with our ψ prunings and
-    the reference code's trace buffer per program; ``paper`` has the paper's masks only
-    (``search.psi_prunings`` off: the network learns when to Stop) and T5's one buffer of n_buf traces
+    """The meta-controller's ``NPIConfig`` of ``preset``. Both learn when to Stop: the ψ prunings of
+    the masks are off (``search.psi_prunings``, ours, stays an option). ``fast`` (the default, what
+    the shipped file was trained with) adds our ``search.stop_at_expansion`` (a node's Stop child is
+    scored when the node is expanded) and keeps the reference code's trace buffer per program;
+    ``paper`` has the paper's masks and lazy Stop only and T5's one buffer of n_buf traces
     (``buffer_scope`` "all"). Both keep one call limit for every level (the paper gives none)."""
     from asg.learning.npi.config import NPIConfig
 
@@ -199,7 +201,7 @@ def meta_controller_config(preset: str) -> Any:
         raise ConfigError(f"preset: unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     config = NPIConfig()
     if preset == "fast":
-        return config
+        return replace(config, search=replace(config.search, psi_prunings=False, stop_at_expansion=True))
     return replace(config, search=replace(config.search, psi_prunings=False), buffer_scope="all")
 
 

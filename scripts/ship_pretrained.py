@@ -12,6 +12,9 @@ SHA-256 of each.
         --behaviour-model runs/fetch-behaviour-model-fast-seed0 \\
         --meta-controller runs/fetch-meta-controller-learned-seed0 --eval runs/fetch-programs-eval/*.json
 
+A stage not given keeps its shipped file and manifest entry (``--meta-controller RUN`` alone
+ships a new meta-controller beside the shipped goal policy and behaviour model).
+
 ``--convert-legacy`` instead rewrites shipped files of the older formats (a plain ``.npz`` policy,
 ``torch.save`` files of tensors) into the checkpoint format, weights unchanged, and updates the
 manifest's checksums. The legacy files are read without running code (``np.load`` with
@@ -108,8 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.convert_legacy:
         convert_legacy()
     else:
-        if not (args.goal_policy and args.behaviour_model and args.meta_controller):
-            parser.error("--goal-policy, --behaviour-model and --meta-controller are required")
+        if not (args.goal_policy or args.behaviour_model or args.meta_controller):
+            parser.error("give --goal-policy, --behaviour-model or --meta-controller (a stage not given keeps "
+                         "its shipped file)")
         ship(args)
     for name in FILES.values():
         print(f"{PRETRAINED / name}: {(PRETRAINED / name).stat().st_size / 1e6:.2f} MB")
@@ -117,19 +121,37 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def ship(args: argparse.Namespace) -> None:
-    """Copy (re-save, verified) the three stages and write the manifest."""
+    """Copy (re-save, verified) the stages given and write the manifest; a stage not given keeps its
+    shipped file and manifest entry. Evaluations given with ``--eval`` replace the manifest's of the
+    same name; of the others, a new goal policy drops all, a new meta-controller or behaviour model
+    the non-atomic ones (they scored the old files)."""
     commands = dict(item.split("=", 1) for item in args.command)
-    save_policy(load_policy(args.goal_policy), PRETRAINED / FILES["goal-policy"])
-    LearnedBehaviourModel.load(args.behaviour_model).save(PRETRAINED / FILES["behaviour-model"])
-    export_network(args.meta_controller / CHECKPOINT, PRETRAINED / FILES["meta-controller"])
-    stages = {}
-    for stage, folder in (("goal-policy", args.goal_policy), ("behaviour-model", args.behaviour_model),
-                          ("meta-controller", args.meta_controller)):
+    manifest = _json(PRETRAINED / "MANIFEST.json")
+    stages, evaluations = dict(manifest.get("stages", {})), dict(manifest.get("evaluations", {}))
+    given = {"goal-policy": args.goal_policy, "behaviour-model": args.behaviour_model,
+             "meta-controller": args.meta_controller}
+    if args.goal_policy:
+        save_policy(load_policy(args.goal_policy), PRETRAINED / FILES["goal-policy"])
+    if args.behaviour_model:
+        LearnedBehaviourModel.load(args.behaviour_model).save(PRETRAINED / FILES["behaviour-model"])
+    if args.meta_controller:
+        export_network(args.meta_controller / CHECKPOINT, PRETRAINED / FILES["meta-controller"])
+    if args.goal_policy:  # every evaluation ran the old goal policy
+        evaluations = {}
+    elif args.meta_controller or args.behaviour_model:  # Table 2 searched with the old meta-controller / model
+        evaluations = {name: e for name, e in evaluations.items() if not name.startswith("non-atomic")}
+    for stage, folder in given.items():
+        if folder is None:
+            continue
         result = _json(folder / "result.json")
         result.pop("config", None)
         stages[stage] = {"file": FILES[stage], "sha256": sha256_file(PRETRAINED / FILES[stage]),
                          "command": commands.get(stage), "config": _json(folder / "config.json"), "result": result}
-    _write_manifest({"stages": stages, "evaluations": {p.name: _json(p) for p in args.eval},
+    missing = [stage for stage in FILES if stage not in stages]
+    if missing:
+        raise SystemExit(f"no shipped {', '.join(missing)} to keep: give --{missing[0]}")
+    evaluations.update({p.name: _json(p) for p in args.eval})
+    _write_manifest({"stages": stages, "evaluations": evaluations,
                      "format": "asg-checkpoint 1 (asg.learning.checkpoint)"})
 
 

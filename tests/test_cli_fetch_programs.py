@@ -207,7 +207,7 @@ def test_the_pipeline_trains_every_stage_and_the_same_call_continues(tmp_path):
 def test_the_paper_preset_trains_the_meta_controller_without_our_prunings(tmp_path):
     from asg.learning import fetch_programs as fp
 
-    assert fp.meta_controller_config("fast").search.psi_prunings
+    assert not fp.meta_controller_config("fast").search.psi_prunings
     assert not fp.meta_controller_config("paper").search.psi_prunings
     trained = run("train", "--domain", "fetch-programs", "--stage", "meta-controller", "--preset", "paper",
                   "--iterations", "1", "--world-model", "exact", "--out", "mc", "--quiet", "--json")

@@ -10,6 +10,7 @@ Unset_X atomic, Set_AB at level 1 and Set_All at level 2 (it may call Set_AB).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -290,18 +291,20 @@ def test_both_fields_round_trip_through_json_and_old_configs_take_the_defaults()
     assert from_dict(old) == NPIConfig()
 
 
-def test_the_shipped_meta_controller_config_still_loads():
+def test_the_shipped_meta_controller_was_trained_with_the_fast_preset():
+    """Learned Stop: no ψ prunings, Stop scored at expansion, the trace buffer per program."""
     manifest = json.loads(fp.shipped("meta-controller").with_name("MANIFEST.json").read_text())
-    saved = manifest["stages"]["meta-controller"]["config"]["config"]
-    assert "buffer_scope" not in saved and not {"level_max_calls", "stop_at_expansion"} & set(saved["search"])
-    cfg = from_dict(saved)
-    assert not cfg.search.stop_at_expansion
-    assert cfg.buffer_scope == "program" and cfg.search.level_max_calls == () and cfg.search.max_calls == 6
+    cfg = from_dict(manifest["stages"]["meta-controller"]["config"]["config"])
+    fast = fp.meta_controller_config("fast")
+    assert cfg.search == fast.search and cfg.buffer_scope == fast.buffer_scope == "program"
+    assert not cfg.search.psi_prunings and cfg.search.stop_at_expansion
 
 
 def test_the_presets():
     fast, paper = fp.meta_controller_config("fast"), fp.meta_controller_config("paper")
-    assert fast == NPIConfig() and fast.buffer_scope == "program" and fast.search.level_max_calls == ()
+    assert fast.buffer_scope == "program" and fast.search.level_max_calls == ()
+    assert fast == replace(NPIConfig(), search=replace(NPIConfig().search, psi_prunings=False, stop_at_expansion=True))
     assert paper.buffer_scope == "all"  # T5: n_buf full trajectories in one buffer
     assert paper.search.level_max_calls == ()  # the paper gives no call limit: the one max_calls stays
-    assert not fast.search.stop_at_expansion and not paper.search.stop_at_expansion  # ours: off in both
+    assert not fast.search.psi_prunings and not paper.search.psi_prunings  # ours: off in both; Stop is learned
+    assert fast.search.stop_at_expansion and not paper.search.stop_at_expansion  # ours: on in fast only
