@@ -36,12 +36,20 @@ from asg.learning import fetch_programs as fp
 from asg.learning.atomic import atomic_write
 from asg.learning.npi.pipeline import PAPER_TABLE2
 from asg.learning.plots import Band, plot_bands
+from asg.learning.results import Status
 from asg.learning.run_dir import atomic_write_json, read_metrics
 
 MODES = ("network", "plan", "replan")
 def _result(folder: Path) -> dict[str, Any] | None:
     path = folder / "result.json"
     return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _summary(result: fp.StageResult) -> dict[str, Any]:
+    """A stage's summary; an interrupted stage (checkpointed) stops the pipeline."""
+    if result.status == Status.INTERRUPTED:
+        raise KeyboardInterrupt
+    return result.summary
 
 
 def goal_policy(out: Path, args: argparse.Namespace, stages: Stages) -> dict[str, Any]:
@@ -54,11 +62,8 @@ def goal_policy(out: Path, args: argparse.Namespace, stages: Stages) -> dict[str
         return done
     resume = (folder / "checkpoint.npz").is_file()
     print(f"[goal-policy] {'resuming' if resume else 'training'} into {folder} to epoch {args.epochs}", file=sys.stderr)
-    result = fp.train_goal_policy(folder, preset="paper", resume=resume, seed=args.seed,
-                                  workers=1, max_epochs=args.epochs - have, progress=stages)
-    if str(result.status) == "interrupted":
-        raise KeyboardInterrupt
-    return result.summary
+    return _summary(fp.train_goal_policy(folder, preset="paper", resume=resume, seed=args.seed, workers=1,
+                                         max_epochs=args.epochs - have, progress=stages))
 
 
 def behaviour_model(out: Path, policy: str, args: argparse.Namespace, stages: Stages) -> dict[str, Any]:
@@ -69,11 +74,8 @@ def behaviour_model(out: Path, policy: str, args: argparse.Namespace, stages: St
         print(f"[behaviour-model] reusing {folder}", file=sys.stderr)
         return done
     print(f"[behaviour-model] training into {folder}", file=sys.stderr)
-    result = fp.train_behaviour_model(folder, policy, preset="paper", episodes=args.episodes, seed=args.seed,
-                                      progress=stages)
-    if str(result.status) == "interrupted":
-        raise KeyboardInterrupt
-    return result.summary
+    return _summary(fp.train_behaviour_model(folder, policy, preset="paper", episodes=args.episodes,
+                                             seed=args.seed, progress=stages))
 
 
 def meta_controller(out: Path, model: str, args: argparse.Namespace, stages: Stages) -> dict[str, Any]:
@@ -85,12 +87,9 @@ def meta_controller(out: Path, model: str, args: argparse.Namespace, stages: Sta
         return done
     resume = (folder / "meta_controller.npz").is_file()
     print(f"[meta-controller] {'resuming' if resume else 'training'} into {folder}", file=sys.stderr)
-    result = fp.train_meta_controller(folder, world_model_kind="learned", behaviour_model=model, resume=resume,
-                                      seed=args.seed, preset="paper", iterations=args.iterations, workers=1,
-                                      progress=stages)
-    if str(result.status) == "interrupted":
-        raise KeyboardInterrupt
-    return result.summary
+    return _summary(fp.train_meta_controller(folder, world_model_kind="learned", behaviour_model=model,
+                                             resume=resume, seed=args.seed, preset="paper",
+                                             iterations=args.iterations, workers=1, progress=stages))
 
 
 def evaluate(out: Path, policy: str, model: str, args: argparse.Namespace, stages: Stages) -> dict[str, Any]:
