@@ -1,9 +1,10 @@
-"""The one curve plotter: panels of named series from metrics rows, or of mean curves with bands.
+"""The one plotter: panels of named series from metrics rows, of mean curves with bands, or of bars.
 
 Each stage describes its figure as :class:`Panel` s over its own metrics rows (the dicts it writes
 to ``metrics.csv``); :func:`plot_curves` draws them side by side. Comparisons across seeds (``asg
 compare``, Figure 3) give :class:`Band` s (a mean curve and its band) per panel to
-:func:`plot_bands`. Both use matplotlib (imported on use, ``Agg``) and write the PNG atomically.
+:func:`plot_bands`; end-point comparisons (Figure 9) give :class:`Bars` to :func:`plot_bars`.
+All use matplotlib (imported on use, ``Agg``) and write the PNG atomically.
 """
 from __future__ import annotations
 
@@ -129,6 +130,46 @@ def plot_bands(path: str | Path, panels: Mapping[str, Sequence[Band]], title: st
     if title:
         fig.suptitle(title)
     return _save(fig, path, 90)
+
+
+@dataclass(frozen=True)
+class Bars:
+    """One group member's bar per category: ``values`` and their error bars ``errors`` (e.g. s.e.m.)."""
+
+    label: str
+    values: Sequence[float]
+    errors: Sequence[float]
+
+
+def plot_bars(path: str | Path, categories: Sequence[str], panels: Mapping[str, Sequence[Bars]], title: str = "",
+              ylabel: str = "success rate", ylim: tuple[float, float] | None = (0.0, 1.05),
+              panel_size: tuple[float, float] = (6.5, 4.0)) -> Path:
+    """Grouped bars, one panel per entry of ``panels`` (its key the title): a group per category, a
+    bar per :class:`Bars` in it, side by side."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = max(len(panels), 1)
+    fig, axes = plt.subplots(1, n, figsize=(panel_size[0] * n, panel_size[1]), squeeze=False)
+    where = list(range(len(categories)))
+    for ax, (name, bars) in zip(axes.flat, panels.items()):
+        width = 0.8 / max(1, len(bars))
+        for i, bar in enumerate(bars):
+            offset = (i - (len(bars) - 1) / 2) * width
+            ax.bar([x + offset for x in where], bar.values, width, yerr=bar.errors, label=bar.label, capsize=2)
+        ax.set_xticks(where, list(categories), fontsize=8)
+        ax.set_title(name, fontsize=10)
+        ax.set_ylabel(ylabel)
+        if ylim is not None:
+            ax.set_ylim(*ylim)
+        ax.grid(alpha=0.3, axis="y")
+        if bars:
+            ax.legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return _save(fig, path, 110)
 
 
 def _save(fig: Any, path: str | Path, dpi: int) -> Path:

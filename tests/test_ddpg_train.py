@@ -15,7 +15,7 @@ from asg.learning.goal_policy import config as C
 from asg.learning.goal_policy.evaluate import PolicyController, evaluate_atomic, evaluate_multistep, load_policy
 from asg.learning.goal_policy.rollout import EpisodeSpec, RolloutWorker
 from asg.learning.goal_policy.runlog import read_metrics
-from asg.learning.goal_policy.trainer import GoalPolicyTrainer, train_goal_policy
+from asg.learning.goal_policy.trainer import GoalPolicyTrainer, branch_phase2, train_goal_policy
 
 torch.set_num_threads(1)
 REACH_THRESHOLD, REACH_SPEED = 0.15, 0.3
@@ -231,6 +231,26 @@ def test_checkpoint_save_load_resume_continues_exactly(tmp_path):
         np.testing.assert_array_equal(ba, bb)
     longer = C.with_epochs(cfg, 1, 2)  # extending a finished run is allowed
     assert train_goal_policy(longer, "ignored", resume=tmp_path / "split")["epochs"] == 3
+
+
+def test_a_phase2_branch_continues_phase1_exactly_and_only_from_its_end(tmp_path):
+    cfg = tiny_fetch(epochs1=1, epochs2=1, anneal_epochs=2)  # D.1's span fixed: equal in every run
+    train_goal_policy(cfg, tmp_path / "whole", seed=5)
+    train_goal_policy(C.with_epochs(cfg, 1, 0), tmp_path / "phase1", seed=5)
+    before = (tmp_path / "phase1" / "checkpoint.npz").read_bytes()
+    branch_phase2(tmp_path / "phase1", tmp_path / "same", p_reset=cfg.schedule.p_reset, epochs_phase2=1)
+    assert train_goal_policy(None, "ignored", resume=tmp_path / "same")["finished"]
+    assert metrics_without_time(tmp_path / "same") == metrics_without_time(tmp_path / "whole")
+    assert (tmp_path / "phase1" / "checkpoint.npz").read_bytes() == before  # the source is only read
+    branch_phase2(tmp_path / "phase1", tmp_path / "never", p_reset=0.0, epochs_phase2=2)
+    out = train_goal_policy(None, "ignored", resume=tmp_path / "never")
+    saved = json.loads((tmp_path / "never" / "config.json").read_text())
+    assert out["epochs"] == 3 and saved["config"]["schedule"]["p_reset"] == 0.0
+    assert saved["branched_from"] == str((tmp_path / "phase1").resolve())
+    with pytest.raises(ConfigError, match="not at the end of phase 1"):
+        branch_phase2(tmp_path / "whole", tmp_path / "late", p_reset=0.5, epochs_phase2=1)
+    with pytest.raises(ConfigError, match="already holds a run"):
+        branch_phase2(tmp_path / "phase1", tmp_path / "same", p_reset=0.5, epochs_phase2=1)
 
 
 def test_dagger_labels_the_visited_states_and_resumes_exactly(tmp_path):

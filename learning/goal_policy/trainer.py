@@ -383,6 +383,35 @@ def _resolve_config(config: GoalPolicyConfig | None, saved: dict[str, Any], wher
     return config
 
 
+def branch_phase2(source: str | Path, out_dir: str | Path, *, p_reset: float, epochs_phase2: int) -> Path:
+    """A new run in ``out_dir`` that continues ``source``'s finished phase 1 with its own phase 2:
+    ``epochs_phase2`` epochs with reset probability ``p_reset`` (Alg. 2; the paper's p of not
+    resetting is ``1 - p_reset``). The source's checkpoint must sit at the end of phase 1 (epoch
+    ``epochs_phase1``, no cycle of the next epoch done); it is read, not changed. The new run has the
+    source's learner, buffers, RNG and metrics rows; ``train_goal_policy(None, out_dir,
+    resume=out_dir)`` trains its phase 2 (Figure 9: several phase-2 settings from one phase 1).
+    ``config.json`` records ``branched_from``."""
+    saved = read_checkpoint(source)
+    old = cfgmod.from_dict(saved["config"], str(Path(source) / CHECKPOINT))
+    done = saved["progress"]
+    if done["epoch"] != old.schedule.epochs_phase1 or done["epoch_cycles"]:
+        raise ConfigError(f"{Path(source) / CHECKPOINT}: at epoch {done['epoch']} (+{len(done['epoch_cycles'])} "
+                          f"cycles), not at the end of phase 1 (epoch {old.schedule.epochs_phase1})")
+    config = replace(old, schedule=replace(old.schedule, p_reset=p_reset, epochs_phase2=epochs_phase2))
+    out = Path(out_dir)
+    with RunDir(out) as run:
+        if (out / CHECKPOINT).exists():
+            raise ConfigError(f"{out}: already holds a run ({CHECKPOINT}); resume it or choose another folder")
+        source_cfg = RunDir(source).read_config("a goal-policy run config")
+        identity = _run_identity(int(saved["seed"]), source_cfg.get("task", "FetchTask"))
+        tree = {**saved, "config": cfgmod.to_dict(config)}
+        run.save_state(CHECKPOINT_KIND, tree, {**identity, "epoch": done["epoch"], "env_steps": done["env_steps"]},
+                       {"epoch": done["epoch"], "cycles_into_epoch": 0, "env_steps": done["env_steps"]})
+        run.write_config({**source_cfg, "config": cfgmod.to_dict(config), **identity,
+                          "branched_from": str(Path(source).resolve())})
+    return out
+
+
 def train_goal_policy(config: GoalPolicyConfig | None, out_dir: str | Path, resume: str | Path | None = None,
                       workers: int = 1, ray_address: str | None = None, seed: int = 0, *,
                       task: GoalTask | None = None, progress: StageProgress | None = None,
@@ -425,8 +454,9 @@ def _run(run: RunDir, config: GoalPolicyConfig, task: GoalTask | None, seed: int
                 raise CheckpointError(f"{run.path / CHECKPOINT}: does not fit the run's config ({err})") from None
         else:
             trainer.prepare_demos()
+        branched = {} if saved is None else {k: v for k, v in run.read_config().items() if k == "branched_from"}
         run.write_config({"config": cfgmod.to_dict(config), "seed": seed, "workers": workers,
-                          **_run_identity(seed, type(trainer.task).__name__)})
+                          **_run_identity(seed, type(trainer.task).__name__), **branched})
         with StopOnSignal() as stop:
             return _train_loop(trainer, run, progress, max_epochs, stop)
     finally:
