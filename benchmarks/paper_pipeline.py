@@ -14,10 +14,10 @@ in the three inference modes (``--table-episodes`` per program), searching in th
         [--atomic-episodes 100] [--table-episodes 100] [--seed 0] [--out runs/paper-pipeline] \
         [--results benchmarks/results/fetch_programs/paper_pipeline]
 
-Each stage goes into ``<out>/<stage>`` through ``asg.learning.fetch_programs`` (the calls ``asg
-train --domain fetch-programs --stage ...`` makes); running the same command again reuses what
-finished and resumes what was interrupted (Ctrl-C, SIGTERM). Raising ``--epochs`` continues the
-same goal-policy run (the stages after it are then stale: give a new ``--out``). Writes
+The stages are ``asg.learning.fetch_programs.train_pipeline`` into ``<out>/<stage>`` (what ``asg
+train --domain fetch-programs --preset paper --goal-policy-epochs N`` runs); running the same
+command again reuses what finished and resumes what was interrupted (Ctrl-C, SIGTERM). Raising
+``--epochs`` continues the same goal-policy run (the stages after it are then stale: give a new ``--out``). Writes
 ``paper_pipeline.json`` / ``.md`` (budget, wall time per stage, the goal policy's per-epoch test
 success, the atomic and Table 2 figures beside the paper's) and ``goal_policy.png`` into
 ``--results``.
@@ -28,6 +28,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,56 +41,11 @@ from asg.learning.results import Status
 from asg.learning.run_dir import atomic_write_json, read_metrics
 
 MODES = ("network", "plan", "replan")
+
+
 def _result(folder: Path) -> dict[str, Any] | None:
     path = folder / "result.json"
     return json.loads(path.read_text()) if path.is_file() else None
-
-
-def _summary(result: fp.StageResult) -> dict[str, Any]:
-    """A stage's summary; an interrupted stage (checkpointed) stops the pipeline."""
-    if result.status == Status.INTERRUPTED:
-        raise KeyboardInterrupt
-    return result.summary
-
-
-def goal_policy(out: Path, args: argparse.Namespace, stages: Stages) -> dict[str, Any]:
-    """Stage 1: the paper's goal policy, trained (or continued) to ``args.epochs`` epochs."""
-    folder = out / "goal-policy"
-    done = _result(folder)
-    have = done["epochs"] if done else 0
-    if have >= args.epochs:
-        print(f"[goal-policy] reusing {folder} ({have} epochs)", file=sys.stderr)
-        return done
-    resume = (folder / "checkpoint.npz").is_file()
-    print(f"[goal-policy] {'resuming' if resume else 'training'} into {folder} to epoch {args.epochs}", file=sys.stderr)
-    return _summary(fp.train_goal_policy(folder, preset="paper", resume=resume, seed=args.seed, workers=1,
-                                         max_epochs=args.epochs - have, progress=stages))
-
-
-def behaviour_model(out: Path, policy: str, args: argparse.Namespace, stages: Stages) -> dict[str, Any]:
-    """Stage 2: the paper's behaviour model on ``args.episodes`` episodes of the policy."""
-    folder = out / "behaviour-model"
-    done = _result(folder)
-    if done and "model" in done:
-        print(f"[behaviour-model] reusing {folder}", file=sys.stderr)
-        return done
-    print(f"[behaviour-model] training into {folder}", file=sys.stderr)
-    return _summary(fp.train_behaviour_model(folder, policy, preset="paper", episodes=args.episodes,
-                                             seed=args.seed, progress=stages))
-
-
-def meta_controller(out: Path, model: str, args: argparse.Namespace, stages: Stages) -> dict[str, Any]:
-    """Stage 3: the paper's meta-controller, trained in the learned model."""
-    folder = out / "meta-controller"
-    done = _result(folder)
-    if done and done.get("status") in ("finished", "solved"):
-        print(f"[meta-controller] reusing {folder}", file=sys.stderr)
-        return done
-    resume = (folder / "meta_controller.npz").is_file()
-    print(f"[meta-controller] {'resuming' if resume else 'training'} into {folder}", file=sys.stderr)
-    return _summary(fp.train_meta_controller(folder, world_model_kind="learned", behaviour_model=model,
-                                             resume=resume, seed=args.seed, preset="paper",
-                                             iterations=args.iterations, workers=1, progress=stages))
 
 
 def evaluate(out: Path, policy: str, model: str, args: argparse.Namespace, stages: Stages) -> dict[str, Any]:
@@ -179,16 +135,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     command = "python benchmarks/paper_pipeline.py " + " ".join(sys.argv[1:] if argv is None else argv)
     stages = Stages()
-    found: dict[str, Any] = {}
     try:
-        found["goal-policy"] = goal_policy(args.out, args, stages)
+        pipeline = fp.train_pipeline(args.out, preset="paper", seed=args.seed, workers=1, world_model_kind="learned",
+                                     behaviour=replace(fp.behaviour_config("paper"), episodes=args.episodes),
+                                     iterations=args.iterations, goal_policy_epochs=args.epochs, progress=stages,
+                                     on_stage=lambda stage, what: print(f"[{stage}] {what}", file=sys.stderr))
         stages.close()
-        found["behaviour-model"] = behaviour_model(args.out, found["goal-policy"]["policy"], args, stages)
-        stages.close()
-        model = found["behaviour-model"]["model"]
-        found["meta-controller"] = meta_controller(args.out, model, args, stages)
-        stages.close()
-        evals = evaluate(args.out, found["goal-policy"]["policy"], model, args, stages)
+        if pipeline.status == Status.INTERRUPTED:
+            raise KeyboardInterrupt
+        found = {stage: _result(args.out / stage) or {} for stage in fp.STAGES}
+        evals = evaluate(args.out, str(pipeline.artifact("goal-policy")), str(pipeline.artifact("behaviour-model")),
+                         args, stages)
     except KeyboardInterrupt:
         stages.close("interrupted")
         print("interrupted; the same command continues", file=sys.stderr)

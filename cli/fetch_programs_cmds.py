@@ -56,7 +56,8 @@ def _train(fp: Any, p: dict[str, Any], workflow: str, out: Path, resume: bool, s
     preset, seed, kind = p["preset"] or "fast", p["seed"], p["world_model"] or "learned"
     if workflow == "pipeline":
         return fp.train_pipeline(out, preset=preset, seed=seed, workers=p["workers"] or 1, world_model_kind=kind,
-                                 reuse_shipped=bool(p["reuse_shipped"]), progress=stages,
+                                 reuse_shipped=bool(p["reuse_shipped"]), goal_policy_epochs=p["goal_policy_epochs"],
+                                 progress=stages,
                                  on_stage=lambda stage, what: click.echo(f"[{stage}] {what}", err=True))
     if workflow == "goal-policy":
         config = None if resume else override_file(fp.goal_policy_config(preset), p["config_file"])

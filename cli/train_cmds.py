@@ -44,6 +44,7 @@ TRAIN_SCOPES: dict[str, frozenset[str]] = {
     "preset": frozenset({ASGRL, "pipeline", *fetch.STAGES}),
     "stage": _all_fetch, "workers": frozenset({"pipeline", "goal-policy", "meta-controller"}),
     "ray_address": frozenset({"goal-policy", "meta-controller"}), "max_epochs": frozenset({"goal-policy"}),
+    "goal_policy_epochs": frozenset({"pipeline"}),
     "policy": frozenset({"behaviour-model"}), "episodes": frozenset({"behaviour-model"}),
     "world_model": frozenset({"pipeline", "meta-controller"}), "behaviour_model": frozenset({"meta-controller"}),
     "iterations": frozenset({"meta-controller"}), "reuse_shipped": frozenset({"pipeline"}),
@@ -141,6 +142,9 @@ def progress_bar(total: int, initial: int, quiet: bool, label: str) -> tuple[Pro
 @click.option("--workers", type=click.IntRange(min=1), help="fetch-programs: rollout / self-play workers.")
 @click.option("--ray-address", help="fetch-programs goal-policy / meta-controller: Ray cluster address.")
 @click.option("--max-epochs", type=click.IntRange(min=1), help="goal-policy: stop after N epochs (resumable).")
+@click.option("--goal-policy-epochs", type=click.IntRange(min=1),
+              help="fetch-programs pipeline: the goal policy trains to epoch N of its schedule, the stages after "
+                   "it use it as it is then (a larger N continues it).")
 @click.option("--policy", type=InputPath("any"), help="behaviour-model: the goal policy (default: the shipped one).")
 @click.option("--episodes", type=click.IntRange(min=1), help="behaviour-model: episodes to collect.")
 @click.option("--world-model", type=click.Choice(fetch.WORLD_MODELS),

@@ -273,6 +273,14 @@ class PipelineResult:
         return stage_file(stage, self.stages[stage].source)
 
 
+def _epochs(folder: Path) -> int:
+    """Epochs a goal-policy run folder's ``result.json`` records (0 when none)."""
+    try:
+        return int(json.loads((folder / RESULT).read_text())["epochs"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
 def _finished(folder: Path, key: str, values: Sequence[Any] | None = None) -> bool:
     """Whether ``folder/result.json`` records a finished stage (``key`` present, in ``values`` if given)."""
     try:
@@ -285,7 +293,7 @@ def _finished(folder: Path, key: str, values: Sequence[Any] | None = None) -> bo
 def train_pipeline(out: str | Path, *, preset: str = "fast", seed: int = 0, workers: int = 1,
                    world_model_kind: str = "learned", reuse_shipped: bool = False,
                    goal_policy: Any = None, behaviour: Any = None, iterations: int | None = None,
-                   progress: StageProgress | None = None,
+                   goal_policy_epochs: int | None = None, progress: StageProgress | None = None,
                    on_stage: Callable[[str, str], None] | None = None) -> PipelineResult:
     """Goal policy → behaviour model → meta-controller (in ``world_model_kind``), each into ``out/<stage>``.
 
@@ -294,7 +302,12 @@ def train_pipeline(out: str | Path, *, preset: str = "fast", seed: int = 0, work
     ``out`` use asg's shipped files instead of training. ``on_stage(stage, what)`` is told before
     each stage what happens to it ("training", "resuming", "reusing …"). ``goal_policy`` /
     ``behaviour`` (configs) and ``iterations`` replace the preset's for one stage (smaller budgets).
+    ``goal_policy_epochs``: the goal policy trains to that epoch of its schedule at most and the
+    stages after it use the policy as it is then (its stage stays ``paused``: a larger value
+    continues the same run, the stages after it are then stale); None = the whole schedule.
     """
+    if goal_policy_epochs is not None and goal_policy_epochs < 1:
+        raise FieldError("goal_policy_epochs", f"expected >= 1, got {goal_policy_epochs}")
     if preset not in PRESETS:
         raise ConfigError(f"preset: unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     root = Path(out)
@@ -316,11 +329,19 @@ def train_pipeline(out: str | Path, *, preset: str = "fast", seed: int = 0, work
         tell(stage, f"{'resuming' if resume else 'training'} into {folder}")
         result = train(folder, resume)
         stages[stage] = StageSource(str(folder), True, result)
-        return None if result.status in (Status.INTERRUPTED, Status.PAUSED) else stage_file(stage, folder)
+        # paused: stopped at this call's budget; the goal policy at ``goal_policy_epochs`` goes on as it is
+        at_budget = stage == "goal-policy" and goal_policy_epochs is not None and (
+            result.summary.get("epochs", 0) >= goal_policy_epochs)
+        stopped = result.status == Status.INTERRUPTED or (result.status == Status.PAUSED and not at_budget)
+        return None if stopped else stage_file(stage, folder)
 
-    policy = run("goal-policy", _finished(root / "goal-policy", "finished", (True,)),
-                 lambda d, resume: train_goal_policy(d, preset=preset, config=None if resume else goal_policy,
-                                                     resume=resume, seed=seed, workers=workers, progress=progress),
+    have = _epochs(root / "goal-policy")
+    at_budget = goal_policy_epochs is not None and have >= goal_policy_epochs
+    policy = run("goal-policy", at_budget or _finished(root / "goal-policy", "finished", (True,)),
+                 lambda d, resume: train_goal_policy(
+                     d, preset=preset, config=None if resume else goal_policy, resume=resume, seed=seed,
+                     workers=workers, progress=progress,
+                     max_epochs=None if goal_policy_epochs is None else goal_policy_epochs - have),
                  "checkpoint.npz")
     model = None
     if policy is not None:

@@ -179,16 +179,23 @@ def test_pipeline_reuses_the_shipped_stages_only_when_asked(tmp_path):
     assert not (tmp_path / "pipe").exists()  # nothing trained, nothing written
 
 
+def tiny_stage_configs():
+    """The goal policy of TINY and a behaviour model of seconds, as library configs."""
+    from asg.learning import configio
+    from asg.learning import fetch_programs as fp
+
+    return (configio.override(fp.goal_policy_config("fast"), TINY, "config"),
+            configio.override(fp.behaviour_config("fast"), {"hidden": [32, 32], "epochs": 2, "n_envs": 4,
+                                                           "episodes": 8}, "config"))
+
+
 def test_the_pipeline_trains_every_stage_and_the_same_call_continues(tmp_path):
     """``train_pipeline`` end to end on tiny budgets: three real stages into one folder; run again,
     every finished stage is reused, nothing retrained (the command a user types to continue)."""
-    from asg.learning import configio
     from asg.learning import fetch_programs as fp
     from asg.learning.results import Status
 
-    goal = configio.override(fp.goal_policy_config("fast"), TINY, "config")
-    behaviour = configio.override(fp.behaviour_config("fast"), {"hidden": [32, 32], "epochs": 2, "n_envs": 4,
-                                                               "episodes": 8}, "config")
+    goal, behaviour = tiny_stage_configs()
     seen: list[tuple[str, str]] = []
     kwargs = {"goal_policy": goal, "behaviour": behaviour, "iterations": 1, "workers": 1,
               "on_stage": lambda stage, what: seen.append((stage, what))}
@@ -202,6 +209,26 @@ def test_the_pipeline_trains_every_stage_and_the_same_call_continues(tmp_path):
     again = fp.train_pipeline(tmp_path / "pipe", **kwargs)
     assert again.status == Status.REUSED and not any(s.trained for s in again.stages.values())
     assert [what for _, what in seen] == [f"reusing {tmp_path / 'pipe' / stage}" for stage in fp.STAGES]
+
+
+def test_a_goal_policy_epoch_budget_runs_the_whole_pipeline_on_the_policy_as_it_is(tmp_path):
+    """``--goal-policy-epochs``: the goal policy stops at that epoch of its schedule (paused, resumable)
+    and the behaviour model and meta-controller train on it; the same command again reuses all three."""
+    from asg.learning import fetch_programs as fp
+
+    args = ("train", "--domain", "fetch-programs", "--out", "pipe", "--goal-policy-epochs", "1", "--quiet", "--json")
+    goal, behaviour = tiny_stage_configs()
+    first = fp.train_pipeline(tmp_path / "pipe", goal_policy=goal, behaviour=behaviour, iterations=1,
+                              goal_policy_epochs=1)
+    gp = first.stages["goal-policy"].result
+    assert gp is not None and gp.status == "paused" and gp.summary["epochs"] == 1 and gp.summary["total_epochs"] == 2
+    assert first.stages["meta-controller"].trained and first.status == "finished"
+    again = run(*args)
+    assert again.exit_code == 0, again.output
+    summary = json.loads(again.output[again.output.index("{"):])
+    assert not any(stage["trained"] for stage in summary["stages"].values())
+    assert "--goal-policy-epochs: not an option" in one_line(run(
+        "train", "--domain", "fetch-programs", "--stage", "goal-policy", "--goal-policy-epochs", "1"))
 
 
 def test_the_paper_preset_trains_the_meta_controller_without_our_prunings(tmp_path):
