@@ -13,17 +13,25 @@ cycles, 2 episodes per cycle) is a few hundred episodes, fit for two shared core
 magnitude below. A 0.00 measured on it says the pipeline runs, not that the baselines cannot
 learn with the paper's budget.
 
-    python benchmarks/npi_ddpg_baselines.py [--epochs 3] [--cycles 40] [--eval-episodes 20]
+    python benchmarks/npi_ddpg_baselines.py [--epochs 3 | --env-steps N] [--cycles 40] [--eval-episodes 20]
         [--seed 0] [--kinds m-ddpg m-ddpg-her] [--out runs/npi_ddpg_baselines]
-        [--json benchmarks/results/npi_ddpg_baselines.json]
+        [--records benchmarks/results/npi_ddpg_baselines] [--json benchmarks/results/npi_ddpg_baselines.json]
 
-Run directories (``--out/<kind>-seed<N>``) are replaced when they exist.
+``--env-steps N`` sets the epochs from a budget of environment steps (rounded up to whole epochs of
+``cycles`` x 2 episodes x T = 200 steps): ``--env-steps 800000`` is the shipped ``fast`` goal
+policy's budget (``benchmarks/results/fetch_programs/goal-policy/result.json``), Table 2's
+baselines at the same number of env steps as the goal policy the AlphaNPI-X rows use.
+
+A run directory (``--out/<kind>-seed<N>``) that holds a checkpoint is resumed (Ctrl-C and SIGTERM
+checkpoint; more epochs continue the same run), and each finished baseline's record (budget,
+curve, evaluation) is kept as ``--records/<kind>-seed<N>.json`` (committed) and reused when its
+budget and evaluation episodes match, so the grid survives interruptions and checkouts.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import shutil
+import math
 import sys
 import time
 from dataclasses import replace
@@ -36,34 +44,46 @@ from asg.learning.fetch_baselines import (
     TABLE2_ROWS,
     evaluate_baseline,
     nonatomic_programs,
+    resume_baseline,
     train_baseline,
 )
 from asg.learning.goal_policy.config import nonatomic_baseline
 from asg.learning.goal_policy.runlog import read_metrics
+from asg.learning.goal_policy.trainer import CHECKPOINT
 from asg.learning.npi.pipeline import PAPER_TABLE2
-from asg.learning.run_dir import atomic_write
+from asg.learning.run_dir import atomic_write, atomic_write_json
 
 
 def configure(kind: str, args: argparse.Namespace):
-    """The baseline's paper config with this benchmark's schedule."""
+    """The baseline's paper config with this benchmark's schedule (``--env-steps`` in whole epochs)."""
     cfg = nonatomic_baseline(her=kind == "m-ddpg-her")
-    return replace(cfg, schedule=replace(cfg.schedule, epochs_phase1=args.epochs, cycles=args.cycles,
-                                         eval_episodes=args.test_episodes, checkpoint_every=args.epochs))
+    sch = cfg.schedule
+    per_epoch = args.cycles * sch.episodes_per_cycle * sch.horizon
+    epochs = args.epochs if args.env_steps is None else math.ceil(args.env_steps / per_epoch)
+    return replace(cfg, schedule=replace(sch, epochs_phase1=epochs, cycles=args.cycles,
+                                         eval_episodes=args.test_episodes, checkpoint_every=5))
 
 
 def run_kind(kind: str, args: argparse.Namespace) -> dict:
-    """Train and evaluate one baseline; its record."""
+    """Train (or resume) and evaluate one baseline; its record (reused when already kept)."""
     cfg = configure(kind, args)
-    run = args.out / f"{kind}-seed{args.seed}"
-    if run.exists():
-        shutil.rmtree(run)
-    start = time.perf_counter()
-    train = train_baseline(kind, run, cfg, seed=args.seed)
-    trained = time.perf_counter()
-    evaluation = evaluate_baseline(run, kind, episodes=args.eval_episodes, seed=args.seed)
-    done = time.perf_counter()
-    rows = read_metrics(run / "metrics.csv")
     sch = cfg.schedule
+    record = args.records / f"{kind}-seed{args.seed}.json"
+    if record.is_file():
+        kept = json.loads(record.read_text())
+        if kept["budget"]["epochs"] == sch.epochs_phase1 and kept["budget"]["cycles_per_epoch"] == sch.cycles \
+                and kept["evaluation"]["programs"]["Clean_Table"]["episodes"] == args.eval_episodes:
+            print(f"{kind}: reused {record}", flush=True)
+            return kept
+    run = args.out / f"{kind}-seed{args.seed}"
+    if (run / CHECKPOINT).is_file():
+        print(f"{kind}: resuming {run}", flush=True)
+        train = resume_baseline(run, cfg, progress=progress)
+    else:
+        train = train_baseline(kind, run, cfg, seed=args.seed, progress=progress)
+    start = time.perf_counter()
+    evaluation = evaluate_baseline(run, kind, episodes=args.eval_episodes, seed=args.seed)
+    rows = read_metrics(run / "metrics.csv")
     budget = {"epochs": sch.epochs_phase1, "cycles_per_epoch": sch.cycles, "episodes_per_cycle": sch.episodes_per_cycle,
               "updates_per_cycle": sch.batches, "batch_size": cfg.agent.batch_size, "horizon": sch.horizon,
               "episodes": train["episodes"], "env_steps": train["env_steps"],
@@ -71,8 +91,17 @@ def run_kind(kind: str, args: argparse.Namespace) -> dict:
               "strategy": cfg.replay.strategy, "hidden": list(cfg.agent.hidden)}
     curve = [{k: row[k] for k in ("epoch", "train_success", "test_success", "critic_loss", "q_mean")
               if k in row} for row in rows]
-    return {"kind": kind, "budget": budget, "train_seconds": round(trained - start, 1),
-            "eval_seconds": round(done - trained, 1), "curve": curve, "evaluation": evaluation, "run_dir": str(run)}
+    kept = {"kind": kind, "seed": args.seed, "budget": budget, "train_seconds": train["wall_seconds"],
+            "eval_seconds": round(time.perf_counter() - start, 1), "curve": curve, "evaluation": evaluation,
+            "run_dir": str(run)}
+    record.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(record, kept)
+    return kept
+
+
+def progress(stage: str, done: int, total: int, note: str) -> None:
+    if done % 40 == 0 or done == total:
+        print(f"  cycle {done}/{total}: {note}", flush=True)
 
 
 def table_lines(records: dict[str, dict], episodes: int) -> list[str]:
@@ -96,18 +125,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kinds", nargs="+", default=["m-ddpg", "m-ddpg-her"], choices=["m-ddpg", "m-ddpg-her"])
     parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--env-steps", type=int, default=None, help="budget in env steps (sets the epochs)")
     parser.add_argument("--cycles", type=int, default=40, help="cycles per epoch (Table 5: 40)")
     parser.add_argument("--test-episodes", type=int, default=7, help="greedy test episodes per epoch (metrics)")
     parser.add_argument("--eval-episodes", type=int, default=20, help="final evaluation episodes per program")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("runs/npi_ddpg_baselines"))
+    parser.add_argument("--records", type=Path, default=Path("benchmarks/results/npi_ddpg_baselines"))
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     start = time.perf_counter()
     records = {}
     for kind in args.kinds:
-        records[kind] = rec = run_kind(kind, args)
+        try:
+            records[kind] = rec = run_kind(kind, args)
+        except KeyboardInterrupt:
+            print(f"{kind}: interrupted (checkpointed); the same command resumes it", file=sys.stderr)
+            return 130
         b = rec["budget"]
         print(f"{kind}: {b['episodes']} episodes, {b['env_steps']} env steps, {b['updates']} updates "
               f"({b['epochs']} epochs x {b['cycles_per_epoch']} cycles x {b['episodes_per_cycle']} episodes, "
@@ -118,8 +153,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"test success {float(row['test_success']):.3f}", flush=True)
     wall = round(time.perf_counter() - start, 1)
     lines = table_lines(records, args.eval_episodes)
-    lines += [f"wall time, both baselines (training + evaluation): {wall} s, one process, torch threads 1",
-              "budget: far below the paper's (no baseline budget stated; its goal policy: 7e5 episodes, "
+    train_s = sum(rec["train_seconds"] for rec in records.values())
+    lines += [f"wall time of this call: {wall} s; training over all sessions {train_s:.0f} s; one process, "
+              "torch threads 1", "budget: no baseline budget stated in the paper (its goal policy: 7e5 episodes, "
               "250 epochs x 40 cycles x 28 actors)"]
     print("\n".join(lines))
     if args.json is not None:

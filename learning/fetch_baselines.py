@@ -52,6 +52,7 @@ from asg.envs.fetch import (
     plan_program,
     state_atoms,
 )
+from asg.learning.checkpoint import read_json
 from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.goal_policy.config import GoalPolicyConfig, nonatomic_baseline
 from asg.learning.goal_policy.evaluate import load_policy, program_success
@@ -298,6 +299,22 @@ def train_baseline(kind: str, out_dir: str | Path, config: GoalPolicyConfig | No
                                             "initial_state": initial_state, "programs": list(task.programs)})
     result = train_goal_policy(config, out, seed=seed, task=task, progress=progress, max_epochs=max_epochs)
     return {**result, "kind": kind}
+
+
+def resume_baseline(out_dir: str | Path, config: GoalPolicyConfig | None = None, *,
+                    progress: StageProgress | None = None, max_epochs: int | None = None) -> dict[str, Any]:
+    """Continue the baseline run in ``out_dir`` (after Ctrl-C, SIGTERM or ``max_epochs``): its task from
+    ``baseline.json``, its saved config, or ``config`` where only the number of epochs differs (to
+    train it longer)."""
+    from asg.learning.goal_policy.trainer import train_goal_policy
+
+    out = Path(out_dir)
+    saved = read_json(out / BASELINE_FILE, "a baseline run's baseline.json")
+    if not {"kind", "goal", "horizon", "initial_state"} <= set(saved):
+        raise CheckpointError(f"{out / BASELINE_FILE}: not a baseline run's description")
+    task = NonAtomicTask(saved["goal"], int(saved["horizon"]), saved["initial_state"])
+    result = train_goal_policy(config, out, resume=out, task=task, progress=progress, max_epochs=max_epochs)
+    return {**result, "kind": saved["kind"]}
 
 
 def evaluate_baseline(policy: str | Path | PolicySnapshot, kind: str, episodes: int = 100, seed: int = 0, *,

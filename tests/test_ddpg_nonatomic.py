@@ -16,7 +16,7 @@ from asg.envs.fetch.env import FetchBlocksEnv
 from asg.envs.fetch.goal_setter import acting_block, goals_reached
 from asg.envs.fetch.initial_states import TRAINING, LayoutError, sample_layout
 from asg.envs.fetch.layout import EPSILON
-from asg.learning.errors import ConfigError
+from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.fetch_baselines import (
     HORIZON,
     KINDS,
@@ -30,11 +30,13 @@ from asg.learning.fetch_baselines import (
     planned_calls,
     post_holds,
     program_index,
+    resume_baseline,
     train_baseline,
 )
 from asg.learning.goal_policy import config as C
 from asg.learning.goal_policy.evaluate import load_policy
 from asg.learning.goal_policy.rollout import EpisodeSpec
+from asg.learning.goal_policy.runlog import read_metrics
 from asg.planning.programs import fetch_library
 
 torch.set_num_threads(1)
@@ -195,6 +197,24 @@ def test_each_baseline_trains_and_evaluates_end_to_end(tmp_path, kind):
         evaluate_baseline(run, other, episodes=1)
     with pytest.raises(ConfigError, match="already holds a run"):
         train_baseline(kind, run, tiny(kind == "m-ddpg-her"))
+
+
+def test_a_baseline_paused_at_an_epoch_resumes_to_the_uninterrupted_run(tmp_path):
+    cfg = tiny(her=True)
+    cfg = replace(cfg, schedule=replace(cfg.schedule, epochs_phase1=2, checkpoint_every=1))
+    train_baseline("m-ddpg-her", tmp_path / "whole", cfg, seed=1)
+    assert not train_baseline("m-ddpg-her", tmp_path / "split", cfg, seed=1, max_epochs=1)["finished"]
+    result = resume_baseline(tmp_path / "split")
+    assert result["finished"] and result["kind"] == "m-ddpg-her" and result["epochs"] == 2
+    drop = {"wall_s"}
+    rows = [[{k: v for k, v in r.items() if k not in drop} for r in read_metrics(tmp_path / name / "metrics.csv")]
+            for name in ("whole", "split")]
+    assert rows[0] == rows[1]
+    longer = replace(cfg, schedule=replace(cfg.schedule, epochs_phase1=3))
+    assert resume_baseline(tmp_path / "split", longer)["epochs"] == 3  # more epochs: the same run, longer
+    (tmp_path / "foreign").mkdir()
+    with pytest.raises(CheckpointError, match="baseline.json: missing"):
+        resume_baseline(tmp_path / "foreign")
 
 
 def test_bad_inputs_raise_config_errors(tmp_path):
