@@ -157,3 +157,41 @@ def test_act_in_a_state_the_table_has_no_row_for():
     no_ties = TabularQ(QConfig(learning_starts=0, random_ties=False), 3)
     no_ties.epsilon = 0.0
     assert {no_ties.act(10_000, rng) for _ in range(20)} == {0}
+
+
+def _chain_goal_reached(cfg: QConfig, episodes: int = 60, length: int = 8) -> int:
+    """Episodes that reach the end of a chain (right = 1 step on, left = back to 0) acting greedily
+    on the learned values alone (ε = 0)."""
+    agent = TabularQ(cfg, 2)
+    agent.epsilon = 0.0
+    rng = np.random.default_rng(0)
+    reached = 0
+    for _ in range(episodes):
+        s = 0
+        for _ in range(3 * length):
+            a = agent.act(s, rng)
+            s2 = s + 1 if a == 1 else 0
+            done = s2 == length
+            agent.observe(s, a, s2, float(done), done)
+            agent.learn(rng)
+            s = s2
+            if done:
+                reached += 1
+                break
+    return reached
+
+
+def test_optimistic_initial_values_explore_where_epsilon_greedy_without_exploration_never_does():
+    cfg = QConfig(batch_size=16, learning_starts=0, sil_batch_size=0, random_ties=False, epsilon_min=0.0)
+    assert _chain_goal_reached(cfg) == 0  # from 0, first-index ties: always left, never the goal
+    assert _chain_goal_reached(dataclasses.replace(cfg, q_init=1.0)) >= 50
+    with pytest.raises(Exception, match="q_init"):
+        QConfig(q_init=2.0)
+
+
+def test_unseen_states_start_at_the_initial_value():
+    agent = TabularQ(QConfig(q_init=0.5), 2)
+    assert agent.q.value(10_000) == 0.5
+    agent.observe(0, 0, 700, 0.0, False)  # grows the table past its first 256 rows
+    assert agent.q.values.shape[0] > 700 and np.all(agent.q.values == 0.5)
+    assert TabularQ(QConfig(), 2).q.value(10_000) == 0.0

@@ -64,6 +64,13 @@ class QConfig:
     Sec. 5.1 calls "standard Q-Learning"; the official code's Landmark-Shaping and vanilla Q use the
     same buffered ``Q_Learning`` (§1.8), so every preset keeps ``"buffer"`` and ``"online"`` is a
     variant for measuring how much the buffers carry (benchmarks/results/figure3/).
+
+    ``q_init`` (ours; 0, the paper's and the official code's, in every preset): the value every
+    (s, a) starts at. Rewards lie in [-1, 1] (the landmark's 1, α·R_d ≥ -1), so 1 is optimistic:
+    an action not yet tried looks as good as reaching the landmark now, and the learner tries
+    every action where it goes before it settles (optimistic initial values, Sutton & Barto §2.6);
+    its optimism is backed up through replay, so it also steers towards the unexplored.
+    ε-greedy from 0 rediscovers a rare route only by chance once ε has decayed.
     """
 
     gamma: float = 0.99  # discount of the skill MDP (§1.5)
@@ -82,6 +89,7 @@ class QConfig:
     random_ties: bool = True  # exploring greedy step: a full tie (an unlearned state) acts at random (ours)
     replay: Literal["buffer", "online"] = "buffer"  # buffered 64 + 64 updates per step (§1.5), or one online update
     batch_update: Literal["jacobi", "sequential"] = "jacobi"  # a batch at once (ours, speed) or one by one (§1.5)
+    q_init: float = 0.0  # the value of every (s, a) before its first update (0: §1.5; > 0 optimistic, ours)
 
     def __post_init__(self) -> None:
         c = Checker(self, "q")
@@ -97,6 +105,7 @@ class QConfig:
         c.flag("random_ties")
         c.literal("replay")
         c.literal("batch_update")
+        c.number("q_init", ge=-1.0, le=1.0)
 
 
 @dataclass(frozen=True)

@@ -65,17 +65,17 @@ class StateIndex:
 
 
 class QTable:
-    """Q-values, one row per state id (zeros for states not yet seen)."""
+    """Q-values, one row per state id (``init`` for states not yet seen, 0 by default)."""
 
-    def __init__(self, n_actions: int, capacity: int = 256) -> None:
-        self.n_actions = n_actions
-        self.values = np.zeros((capacity, n_actions))  # (rows, n_actions)
+    def __init__(self, n_actions: int, capacity: int = 256, init: float = 0.0) -> None:
+        self.n_actions, self.init = n_actions, init
+        self.values = np.full((capacity, n_actions), init)  # (rows, n_actions)
 
     def ensure(self, n_states: int) -> None:
         """Grow (doubling) so that ids < ``n_states`` have a row."""
         rows = self.values.shape[0]
         if n_states > rows:
-            grown = np.zeros((max(n_states, 2 * rows), self.n_actions))
+            grown = np.full((max(n_states, 2 * rows), self.n_actions), self.init)
             grown[:rows] = self.values
             self.values = grown
 
@@ -86,9 +86,9 @@ class QTable:
         return int(self.values[s].argmax())
 
     def value(self, s: int) -> float:
-        """max_a Q(s, a) (0 for unknown states)."""
+        """max_a Q(s, a) (``init`` for unknown states)."""
         if s < 0 or s >= self.values.shape[0]:
-            return 0.0
+            return self.init
         return float(self.values[s].max())
 
 
@@ -222,7 +222,7 @@ class TabularQ:
     def __init__(self, cfg: QConfig, n_actions: int) -> None:
         self.cfg = cfg
         self.n_actions = n_actions
-        self.q = QTable(n_actions)
+        self.q = QTable(n_actions, init=cfg.q_init)
         self.replay = TransitionBuffer(cfg.replay_capacity)
         self.sil = TransitionBuffer(cfg.sil_capacity)
         self.epsilon = cfg.epsilon_start
