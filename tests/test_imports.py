@@ -152,6 +152,7 @@ LOCAL_IMPORTS_ALLOWED = (
     "planning/__init__.py: asg.planning.parse",
     # torch: Ray rollout workers import fetch_baselines for NonAtomicTask and run without torch.
     "learning/fetch_baselines.py: asg.learning.goal_policy.trainer",
+    "learning/fetch_baselines.py: asg.learning.goal_policy.trainer",
     # The CLI imports fetch_programs for its names at start-up; its stages load torch and MuJoCo.
     "learning/fetch_programs.py: asg.learning.goal_policy.config",
     "learning/fetch_programs.py: asg.learning.goal_policy.evaluate",
