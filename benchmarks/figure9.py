@@ -142,8 +142,10 @@ def evaluate(args: argparse.Namespace, seed: int, branch: str, p: float | None) 
     return rec
 
 
-def branches(args: argparse.Namespace) -> list[tuple[str, float | None]]:
-    return [("phase1", None), ("phase1-continued", None), *((branch_name(p), p) for p in args.ps)]
+def branches(args: argparse.Namespace, by_p: bool = False) -> list[tuple[str, float | None]]:
+    """Training order: phase 1, phase 1 continued, then ``--ps`` as given (``by_p``: sorted, for tables)."""
+    ps = sorted(args.ps) if by_p else args.ps
+    return [("phase1", None), ("phase1-continued", None), *((branch_name(p), p) for p in ps)]
 
 
 def reduce(args: argparse.Namespace) -> dict:
@@ -152,7 +154,7 @@ def reduce(args: argparse.Namespace) -> dict:
                      "phase1_epochs": args.phase1, "phase2_epochs": args.phase2,
                      "atomic_episodes": args.atomic_episodes, "multistep_episodes": args.multistep_episodes,
                      "branches": {}}
-    for branch, p in branches(args):
+    for branch, p in branches(args, by_p=True):
         recs = [r for seed in range(args.seeds) if (r := read_record(record_path(args, branch, seed), args))]
         if not recs:
             continue
@@ -208,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=1, help="seeds 0..N-1")
     parser.add_argument("--phase1", type=int, default=40, help="phase-1 epochs")
     parser.add_argument("--phase2", type=int, default=10, help="phase-2 epochs of each branch")
-    parser.add_argument("--ps", type=lambda s: [float(x) for x in s.split(",")], default=list(PAPER_PS))
+    parser.add_argument("--ps", type=lambda s: [float(x) for x in s.split(",")], default=list(PAPER_PS),
+                        help="the paper's p (no-reset probabilities), trained in this order")
     parser.add_argument("--atomic-episodes", type=int, default=20, help="episodes per atomic program")
     parser.add_argument("--multistep-episodes", type=int, default=100, help="episodes per MultiStep suite")
     parser.add_argument("--out", type=Path, default=Path("runs/figure9"))
