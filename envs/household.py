@@ -220,7 +220,7 @@ class HouseholdEnv(MiniGridEnv):
 
     def step(self, action):
         action = int(action)
-        if not self.action_space.contains(action):
+        if not 0 <= action < self.action_space.n:  # Discrete.contains on an int, without its ~15 µs a step
             raise ValueError(f"invalid action {action!r}")
         self.step_count += 1
         self.state, terminated = transition(self.state, action)

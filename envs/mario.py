@@ -264,7 +264,7 @@ class MarioEnv(gym.Env):
 
     def step(self, action):
         action = int(action)
-        if not self.action_space.contains(action):
+        if not 0 <= action < self.action_space.n:  # Discrete.contains on an int, without its ~15 µs a step
             raise ValueError(f"invalid action {action!r}")
         previous = self.state
         self.state, terminated = transition(previous, action)

@@ -229,7 +229,7 @@ class MineCraftEnv(gym.Env):
 
     def step(self, action):
         action = int(action)
-        if not self.action_space.contains(action):
+        if not 0 <= action < self.action_space.n:  # Discrete.contains on an int, without its ~15 µs a step
             raise ValueError(f"invalid action {action!r}")
         self.state, terminated = self.transition(self.state, action)
         self.step_count += 1
