@@ -158,7 +158,8 @@ def plot_bars(path: str | Path, categories: Sequence[str], panels: Mapping[str, 
         width = 0.8 / max(1, len(bars))
         for i, bar in enumerate(bars):
             offset = (i - (len(bars) - 1) / 2) * width
-            ax.bar([x + offset for x in where], bar.values, width, yerr=bar.errors, label=bar.label, capsize=2)
+            errors = bar.errors if any(bar.errors) else None  # one seed: no zero-length error bars
+            ax.bar([x + offset for x in where], bar.values, width, yerr=errors, label=bar.label, capsize=2)
         ax.set_xticks(where, list(categories), fontsize=8)
         ax.set_title(name, fontsize=10)
         ax.set_ylabel(ylabel)
