@@ -273,21 +273,19 @@ class PipelineResult:
         return stage_file(stage, self.stages[stage].source)
 
 
-def _epochs(folder: Path) -> int:
-    """Epochs a goal-policy run folder's ``result.json`` records (0 when none)."""
+def _result(folder: Path) -> dict[str, Any]:
+    """A stage folder's ``result.json`` ({} when absent, unreadable or not an object)."""
     try:
-        return int(json.loads((folder / RESULT).read_text())["epochs"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return 0
+        result = json.loads((folder / RESULT).read_text())
+    except (OSError, ValueError):
+        return {}
+    return result if isinstance(result, dict) else {}
 
 
 def _finished(folder: Path, key: str, values: Sequence[Any] | None = None) -> bool:
     """Whether ``folder/result.json`` records a finished stage (``key`` present, in ``values`` if given)."""
-    try:
-        result = json.loads((folder / RESULT).read_text())
-    except (OSError, ValueError):
-        return False
-    return isinstance(result, dict) and key in result and (values is None or result[key] in values)
+    result = _result(folder)
+    return key in result and (values is None or result[key] in values)
 
 
 def train_pipeline(out: str | Path, *, preset: str = "fast", seed: int = 0, workers: int = 1,
@@ -335,7 +333,7 @@ def train_pipeline(out: str | Path, *, preset: str = "fast", seed: int = 0, work
         stopped = result.status == Status.INTERRUPTED or (result.status == Status.PAUSED and not at_budget)
         return None if stopped else stage_file(stage, folder)
 
-    have = _epochs(root / "goal-policy")
+    have = int(_result(root / "goal-policy").get("epochs", 0))
     at_budget = goal_policy_epochs is not None and have >= goal_policy_epochs
     policy = run("goal-policy", at_budget or _finished(root / "goal-policy", "finished", (True,)),
                  lambda d, resume: train_goal_policy(
