@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from asg.learning.asgrl.config import PRESETS, TrainConfig, config_to_dict
+from asg.learning.asgrl.config import PRESETS, TrainConfig, config_from_dict, config_to_dict
 from asg.learning.asgrl.evaluation import curve_on_grid, mean_band, step_grid
 from asg.learning.asgrl.experiments import GridRun, finished_run, grid_config, run_grid, summarize
 from asg.learning.asgrl.trainer import TrainResult
@@ -77,7 +77,16 @@ def read_record(path: Path, config: dict[str, Any], key: dict[str, Any]) -> Grid
     if not path.is_file():
         return None
     data = read_json(path)
-    if data["config"] != config if data["config"] is not None else data["grid"] != key:
+    if data["config"] is not None:
+        # Through the typed reader: a switch added after the record was written reads as its
+        # default, which is the behaviour the record ran with.
+        try:
+            same = config_to_dict(config_from_dict(data["config"], str(path))) == config
+        except ConfigError:
+            same = False
+    else:
+        same = data["grid"] == key
+    if not same:
         print(f"skipped: {path}: a record of another config", file=sys.stderr)
         return None
     result = TrainResult.from_json(data["result"])

@@ -112,3 +112,24 @@ def test_run_grid_reuses_finished_resumes_interrupted_and_refuses_a_foreign_conf
                        reuse=True)[0].result
     assert resumed.status == "finished" and resumed.env_steps == 3000
     assert resumed.success_rate == train(other).success_rate
+
+
+def test_a_record_from_before_a_switch_was_added_is_reused_a_changed_one_is_not(tmp_path, capsys):
+    """Records are compared through the typed config reader: a field missing from an older record
+    reads as its default (the behaviour it ran with); a field set to another value is another config."""
+    fig = _figure3()
+    one = [*ARGS[:2], "--seeds", "1", *ARGS[4:], "--out", str(tmp_path / "runs"), "--results", str(tmp_path)]
+    assert fig.main(one) == 0
+    record = tmp_path / "seeds" / "figure3" / "mario" / "goal-q" / "seed0.json"
+    data = json.loads(record.read_text())
+    assert data["config"]["learner"]["q"].pop("q_init") == 0.0  # as if written before the switch existed
+    record.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert fig.main([*one[:-4], "--out", str(tmp_path / "none"), "--results", str(tmp_path)]) == 0
+    assert not (tmp_path / "none").exists()  # reused, nothing trained
+    assert "1 of 1 cells reused" in capsys.readouterr().err
+
+    data["config"]["learner"]["q"]["q_init"] = 0.5
+    record.write_text(json.dumps(data))
+    assert fig.main([*one[:-4], "--out", str(tmp_path / "none"), "--results", str(tmp_path), "--reduce-only"]) == 0
+    assert "a record of another config" in capsys.readouterr().err
