@@ -1,28 +1,29 @@
-"""Pixel-Mario from camera images: deep ASGRL skills with k-means diversity vs a byte-keyed table.
+"""Pixel-Mario from camera images: ASGRL's Q tables keyed on image prototypes (asg's default) vs the
+paper's table keyed on image bytes, and the deep skills.
 
-Two measurements on ``asg/PixelMario-v0`` with its default ``render_noise="camera"``:
+Measurements on ``asg/PixelMario-v0`` with its default ``render_noise="camera"``:
 
-1. ``deep``: ASGRL with ``skills="deep"`` (one small Q-network, a head per skill) and App. D's
-   k-means counts of landmark images, seeds 0..N-1, trained (or resumed) through
-   ``experiments.run_grid`` into ``--out``; the mean greedy success over seeds is the issue's
-   target (>= 0.9 over 10 seeds).
-2. ``tabular``: the same ASGRL with the tabular skills, whose Q table keys on the image bytes,
-   on the camera render and, as the control, on the noise-free render (``render_noise="none"``,
-   where it is exactly tabular Mario), same seeds and budget. These runs keep no run folder: the
-   state index holds every distinct image (~17 kB each), so a checkpoint would be gigabytes. Plus
-   how many of the observations of a random walk are distinct images vs distinct grid states.
+1. ``--name`` (default ``proto-kmeans``): ASGRL (``--method``: or ASGRL-Curriculum) with asg's
+   defaults for Pixel-Mario, Q tables keyed on image prototypes (``state_key="prototypes"``) and
+   App. D's k-means counts of landmark images (channel-standardized features), or those defaults
+   with ``--overrides``, seeds 0..N-1, trained (or resumed) through ``experiments.run_grid`` into
+   ``--out/NAME``; the mean greedy success over seeds is the issue's target (>= 0.9 over 10 seeds).
+   The deep skills are such a variant: ``--name deep --overrides '{"learner": {"skills": "deep",
+   "state_key": "exact", "diversity": {"cluster_features": "pixels"}}}'``.
+2. ``tabular``: the paper's learner (``BYTE_TABLES``: a Q table keyed on the image bytes, App. D's
+   k-means on pixels) on the camera render and, as the control, on the noise-free render
+   (``render_noise="none"``, where it is exactly tabular Mario), same seeds and budget. These runs
+   keep no run folder: the state index holds every distinct image (~17 kB each), so a checkpoint
+   would be gigabytes. Plus how many of the observations of a random walk are distinct images vs
+   distinct grid states.
+3. ``--purity-episodes N``: App. D's k-means purity on the terminal images of two landmarks;
+   ``--prototype-episodes N``: how ``PrototypeIndex`` discretises the images of every grid state.
 
-    nice -n 10 python benchmarks/pixel_mario.py --seeds 10 --out runs/pixel_mario
-    python benchmarks/pixel_mario.py --seeds 0 --tabular-seeds 0 --report-only --out runs/pixel_mario
-
-A named variant of the deep runs (``--name``: its section, its run folders ``--out/NAME``) with a
-partial config applied to them (``--overrides``, JSON as ``asg train --config``), e.g.
-
-    nice -n 10 python benchmarks/pixel_mario.py --seeds 3 --tabular-seeds 0 --walk-steps 0 \
-        --name deep-channel --overrides '{"learner": {"diversity": {"cluster_features": "channel-standardized"}}}'
+    nice -n 10 python benchmarks/pixel_mario.py --seeds 10 --steps 500000 --tabular-seeds 0 --walk-steps 0
+    python benchmarks/pixel_mario.py --seeds 0 --tabular-seeds 0 --walk-steps 0 --prototype-episodes 12
 
 Every run is resumable (Ctrl-C / SIGTERM checkpoint; rerunning the command resumes or reuses).
-Writes ``benchmarks/results/pixel_mario/pixel_mario.{json,md}``.
+Writes ``benchmarks/results/pixel_mario/pixel_mario.{json,md}``; sections not rerun are kept.
 """
 from __future__ import annotations
 
@@ -39,8 +40,14 @@ import gymnasium as gym
 import numpy as np
 
 import asg.envs  # noqa: F401  (registers the ids)
-from asg.envs.mario import KEY, MarioState
-from asg.learning.asgrl.clustering import KMeansAbstraction, channel_standardize, pool_image
+from asg.envs.mario import KEY, RUNNING, MarioState, transition
+from asg.learning.asgrl.clustering import (
+    KMeansAbstraction,
+    PrototypeIndex,
+    channel_standardize,
+    cluster_feature,
+    pool_image,
+)
 from asg.learning.asgrl.deep_skills import standardize
 from asg.learning.asgrl.experiments import GridRun, run_grid
 from asg.learning.registry import DomainBinding, bind_domain
@@ -49,6 +56,8 @@ RESULTS = Path(__file__).resolve().parent / "results" / "pixel_mario"
 # Evaluation every 10k steps over 5 greedy episodes (asg train's default: 5k x 10): a failing greedy
 # episode runs 4 x 700 steps of network forwards, which would cost more than the training itself.
 SCHEDULE = {"eval_interval": 10_000, "eval_episodes": 5, "checkpoint_interval": 20_000}
+# The paper's Pixel-Mario learner: Q tables keyed on the image bytes, App. D's k-means on pixels.
+BYTE_TABLES = {"learner": {"skills": "tabular", "state_key": "exact", "diversity": {"cluster_features": "pixels"}}}
 
 
 def distinct_images(steps: int, seed: int = 0) -> dict[str, Any]:
@@ -126,6 +135,57 @@ def cluster_purity(episodes: int, seeds: int = 3) -> dict[str, Any]:
     return out
 
 
+def running_states() -> list[MarioState]:
+    """Every grid state reachable from the start that is still running (breadth-first over ``transition``)."""
+    start = MarioState()
+    seen, frontier = {start}, [start]
+    while frontier:
+        state = frontier.pop()
+        for action in range(4):
+            nxt, _ = transition(state, action)
+            if nxt not in seen:
+                seen.add(nxt)
+                frontier.append(nxt)
+    return sorted((s for s in seen if s.status == RUNNING), key=str)
+
+
+def prototype_purity(episodes: int, radii: tuple[float, ...] = (1.6, 1.8, 2.0, 2.2, 2.5, 3.0),
+                     seed: int = 0) -> dict[str, Any]:
+    """How ``state_key="prototypes"`` discretises camera images: every running grid state drawn once per
+    camera episode (``set_state`` after ``reset(seed=1000+i)``), the prototype feature of each image
+    (``cluster_feature``, pooled by 8), its distance to its grid state's mean image, the gaps between
+    the states' means, and per radius the prototypes ``PrototypeIndex`` founds over the images in a
+    shuffled order and their purity (the share of images whose prototype's majority grid state is theirs)."""
+    env = gym.make("asg/PixelMario-v0").unwrapped
+    states = running_states()
+    features, truth = [], []
+    for episode in range(episodes):
+        env.reset(seed=1000 + episode)
+        for label, state in enumerate(states):
+            features.append(cluster_feature(env.set_state(state), 8))
+            truth.append(label)
+    x, labels = np.stack(features).astype(np.float64), np.array(truth)
+    means = np.stack([x[labels == j].mean(axis=0) for j in range(len(states))])
+    own = np.linalg.norm(x - means[labels], axis=1)
+    gaps = np.linalg.norm(means[:, None] - means[None], axis=-1)
+    np.fill_diagonal(gaps, np.inf)
+    nearest = np.sort(gaps.min(axis=1))
+    order = np.random.default_rng(seed).permutation(len(x))
+    rows = {}
+    for radius in radii:
+        index = PrototypeIndex(radius, mean_cap=50)
+        ids = np.empty(len(x), dtype=np.int64)
+        for i in order:
+            ids[i] = index.intern(x[i])
+        majority = sum(int(np.bincount(labels[ids == p]).max()) for p in np.unique(ids))
+        mixed = sum(int(len(np.unique(labels[ids == p])) > 1) for p in np.unique(ids))
+        rows[str(radius)] = {"prototypes": len(index), "purity": round(majority / len(x), 4),
+                             "mixed_prototypes": mixed}
+    return {"episodes": episodes, "grid_states": len(states), "images": len(x),
+            "distance_to_state_mean": {"mean": round(float(own.mean()), 3), "max": round(float(own.max()), 3)},
+            "nearest_state_mean_gaps": [round(float(g), 3) for g in nearest[:4]], "radii": rows}
+
+
 def _row(run: GridRun) -> dict[str, Any]:
     r = run.result
     return {"seed": run.seed, "success": r.success_rate, "epsilon_success": r.epsilon_success_rate,
@@ -171,13 +231,27 @@ def write_report(data: dict[str, Any], out: Path) -> None:
                 lines.append(f"| {landmark} | {name} | {r['purity']} | {r['mixed_clusters']} | {r['spread']} | "
                              f"{r['min_gap']} | {r['gap_over_spread']} |")
         lines.append("")
+    protos = data.get("prototype_purity")
+    if protos:
+        d = protos["distance_to_state_mean"]
+        lines += [f"## Image prototypes of the grid states (`--prototype-episodes {protos['episodes']}`)", "",
+                  f"{protos['grid_states']} running grid states x {protos['episodes']} camera episodes = "
+                  f"{protos['images']} images, prototype features (`cluster_feature`, pooled by 8). Distance of an "
+                  f"image to its grid state's mean: mean {d['mean']}, max {d['max']}; smallest gaps between two "
+                  f"states' means: {protos['nearest_state_mean_gaps']}. `PrototypeIndex` over the images in a "
+                  "shuffled order, per radius:", "",
+                  "| radius | prototypes | purity | prototypes holding 2+ grid states |", "|---|---|---|---|"]
+        for radius, r in protos["radii"].items():
+            lines.append(f"| {radius} | {r['prototypes']} | {r['purity']} | {r['mixed_prototypes']} |")
+        lines.append("")
     for name in ("deep", *variants, "tabular", "tabular-clean"):
         part = data.get(name)
         if not part:
             continue
         s = part["summary"]
         lines += [f"## {name} skills ({part['description']})", "", f"`{part.get('command', data['command'])}`, "
-                  f"{part['steps']} env steps per run, overrides `{json.dumps(part['overrides'])}`", "",
+                  f"{part.get('method', 'asgrl')}, {part['steps']} env steps per run, overrides "
+                  f"`{json.dumps(part['overrides'])}`", "",
                   f"mean greedy success {s['mean_success']} ± {s['sem']} (s.e.m.) over n = {s['n']} seeds; "
                   f"{s['solved']} at 1.0; median env steps to the first 1.0: {s['median_steps_to_success']}", "",
                   "| seed | greedy | ε=0.05 | env steps | first 1.0 at | status | wall s "
@@ -193,20 +267,26 @@ def write_report(data: dict[str, Any], out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=10, help="deep-skill seeds 0..N-1")
+    parser.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 of the --name runs")
     parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--steps", type=int, default=300_000, help="env-step budget of a deep run")
+    parser.add_argument("--steps", type=int, default=500_000, help="env-step budget of a --name run")
     parser.add_argument("--tabular-seeds", type=int, default=2, help="byte-keyed table seeds 0..N-1")
     parser.add_argument("--tabular-steps", type=int, default=100_000, help="env-step budget of a table run")
     parser.add_argument("--walk-steps", type=int, default=20_000, help="random-walk steps for distinct images")
     parser.add_argument("--out", type=Path, default=Path("runs/pixel_mario"), help="run directories")
     parser.add_argument("--results", type=Path, default=RESULTS)
-    parser.add_argument("--order", choices=("deep-first", "tabular-first"), default="deep-first")
+    parser.add_argument("--order", choices=("named-first", "tabular-first"), default="named-first")
     parser.add_argument("--purity-episodes", type=int, default=0,
                         help="camera episodes of the k-means purity measurement (0: skip)")
-    parser.add_argument("--name", default="deep", help="section and run-folder name of the deep runs")
+    parser.add_argument("--prototype-episodes", type=int, default=0,
+                        help="camera episodes of the image-prototype measurement (0: skip)")
+    parser.add_argument("--name", default="proto-kmeans", help="section and run-folder name of the runs")
     parser.add_argument("--overrides", type=json.loads, default=None,
-                        help="partial config as JSON, applied to the deep runs (named in their section)")
+                        help="partial config as JSON over the defaults of the --name runs (named in their section)")
+    parser.add_argument("--method", choices=("asgrl", "asgrl-curriculum"), default="asgrl",
+                        help="method of the --name runs (the paper's Fig. 4 has both)")
+    parser.add_argument("--description", default="asg's defaults: Q tables keyed on image prototypes, App. D's "
+                        "k-means over channel-standardized landmark images", help="what the --name runs are")
     args = parser.parse_args(argv)
     if args.name in ("tabular", "tabular-clean"):
         parser.error(f"--name {args.name} is the tabular runs' section")
@@ -219,6 +299,8 @@ def main(argv: list[str] | None = None) -> int:
         data["distinct_images"] = distinct_images(args.walk_steps)
     if args.purity_episodes:
         data["cluster_purity"] = cluster_purity(args.purity_episodes)
+    if args.prototype_episodes:
+        data["prototype_purity"] = prototype_purity(args.prototype_episodes)
 
     def clean_env(**kwargs: Any) -> gym.Env:
         return gym.make("asg/PixelMario-v0", render_noise="none", **kwargs)
@@ -232,22 +314,22 @@ def main(argv: list[str] | None = None) -> int:
             row = _row(run)
             print(f"{name} seed {run.seed}: success {row['success']:.2f} steps {row['env_steps']} "
                   f"first@{row['steps_to_success']} [{row['status']}]{' (reused)' if reused else ''}", flush=True)
-        runs = run_grid("pixel-mario", ["asgrl"], seeds, args.out / name if keep else None, steps=steps,
+        method = args.method if name == args.name else "asgrl"
+        runs = run_grid("pixel-mario", [method], seeds, args.out / name if keep else None, steps=steps,
                         overrides={**SCHEDULE, **overrides}, binding=clean if name == "tabular-clean" else binding,
                         reuse=keep, on_done=done)
         rows = [_row(run) for run in runs]
-        data[name] = {"command": command, "description": description, "steps": steps,
+        data[name] = {"command": command, "description": description, "steps": steps, "method": method,
                       "overrides": {**SCHEDULE, **overrides},
                       "runs": rows, "summary": _summary(rows), "seconds": round(time.perf_counter() - start, 1)}
         write_report(data, args.results)
         return all(row["status"] != "interrupted" for row in rows)
 
-    deep_seeds = list(range(args.first_seed, args.first_seed + args.seeds))
-    jobs = [(args.name, deep_seeds, args.steps, args.overrides or {},
-             "one Q-network, a head per skill, k-means diversity over landmark images (App. D)"),
-            ("tabular", list(range(args.tabular_seeds)), args.tabular_steps, {"learner": {"skills": "tabular"}},
+    named_seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    jobs = [(args.name, named_seeds, args.steps, args.overrides or {}, args.description),
+            ("tabular", list(range(args.tabular_seeds)), args.tabular_steps, BYTE_TABLES,
              "Q tables keyed on the image bytes, k-means diversity, camera render"),
-            ("tabular-clean", list(range(args.tabular_seeds)), args.tabular_steps, {"learner": {"skills": "tabular"}},
+            ("tabular-clean", list(range(args.tabular_seeds)), args.tabular_steps, BYTE_TABLES,
              "the same tables on the noise-free render (render_noise=\"none\"), the control")]
     if args.order == "tabular-first":
         jobs = jobs[1:] + jobs[:1]

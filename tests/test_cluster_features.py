@@ -21,6 +21,12 @@ WITH_HIDDEN = MarioState(pos=(5, 1), has_key=True, has_hidden_key=True)
 CHANNEL = {"learner": {"diversity": {"cluster_features": "channel-standardized"}}}
 
 
+def _deep():
+    """Pixel-Mario with deep skills and App. D's pixel distance (its default: prototype tables, channel features)."""
+    return merge_overrides(make_config("pixel-mario", "asgrl"), {"learner": {
+        "skills": "deep", "state_key": "exact", "diversity": {"cluster_features": "pixels"}}})
+
+
 def _camera_images(episodes: int) -> tuple[list[np.ndarray], np.ndarray]:
     """Both states seen through ``episodes`` camera episodes (lighting, tint, texture, noise)."""
     env = gym.make("asg/PixelMario-v0").unwrapped
@@ -76,7 +82,7 @@ def test_deep_skills_cluster_on_channel_standardized_pooled_images():
     torch = pytest.importorskip("torch")  # noqa: F841
     from asg.learning.asgrl import deep_skills
     from asg.learning.registry import bind_domain, make_subgoals
-    base = make_config("pixel-mario", "asgrl")
+    base = _deep()
     subgoals = make_subgoals(base, bind_domain("pixel-mario").task)
     stored = np.random.default_rng(2).integers(30, 200, (1, 264)).astype(np.float32)
     tinted = np.clip(stored.reshape(1, 88, 3) * np.array([0.9, 1.0, 1.1]), 0, 255).reshape(1, 264)
@@ -90,10 +96,12 @@ def test_deep_skills_cluster_on_channel_standardized_pooled_images():
 
 
 # ----------------------------------------------------------------------------- config
-def test_the_switch_is_off_by_default_and_in_the_paper_preset():
+def test_the_switch_is_off_by_default_and_in_the_paper_preset_and_on_for_camera_pixel_mario():
     assert DiversityConfig().cluster_features == "pixels"
-    assert make_config("pixel-mario", "asgrl").learner.diversity.cluster_features == "pixels"
-    on = merge_overrides(make_config("pixel-mario", "asgrl"), CHANNEL)
+    assert make_config("mario", "asgrl").learner.diversity.cluster_features == "pixels"
+    assert make_config("pixel-mario", "asgrl").learner.diversity.cluster_features == "channel-standardized"
+    assert _deep().learner.diversity.cluster_features == "pixels"
+    on = merge_overrides(_deep(), CHANNEL)
     assert on.learner.diversity.cluster_features == "channel-standardized"
     assert make_config("pixel-mario", "asgrl", preset="paper").learner.diversity.cluster_features == "pixels"
 
@@ -110,7 +118,7 @@ def test_the_switch_is_off_by_default_and_in_the_paper_preset():
 ])
 def test_bad_cluster_feature_values_name_their_key_path(extra, path, reason):
     with pytest.raises(ConfigError) as err:
-        merge_overrides(make_config("pixel-mario", "asgrl"), extra)
+        merge_overrides(_deep(), extra)
     message = str(err.value)
     assert message.startswith(f"{path}: ") and reason in message
 

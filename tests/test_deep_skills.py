@@ -32,18 +32,30 @@ SMALL = {"learner": {"deep": {"hidden": [32], "learning_starts": 50, "batch_size
          "total_steps": 1000, "eval_interval": 500, "eval_episodes": 1, "final_eval_episodes": 1}
 
 
+# Deep skills on Pixel-Mario (its default is tables keyed on image prototypes), App. D's pixel distance.
+DEEP = {"learner": {"skills": "deep", "state_key": "exact", "diversity": {"cluster_features": "pixels"}}}
+
+
+def _pixel_deep(seed=0):
+    return merge_overrides(make_config("pixel-mario", "asgrl", seed=seed), DEEP)
+
+
 def _small_cfg(seed=0, **extra):
-    return merge_overrides(make_config("pixel-mario", "asgrl", seed=seed), {**SMALL, **extra})
+    return merge_overrides(_pixel_deep(seed), {**SMALL, **extra})
 
 
 # ----------------------------------------------------------------------------- config
-def test_pixel_mario_defaults_to_deep_skills_and_the_paper_preset_to_tables():
-    assert make_config("pixel-mario", "asgrl").learner.skills == "deep"
+def test_pixel_mario_defaults_to_prototype_tables_and_the_paper_preset_to_byte_tables():
+    learner = make_config("pixel-mario", "asgrl").learner
+    assert (learner.skills, learner.state_key, learner.diversity.abstraction) == ("tabular", "prototypes", "kmeans")
     assert make_config("pixel-mario", "landmark-hrl").learner.diversity.abstraction == "kmeans"
-    assert make_config("pixel-mario", "asgrl", "paper").learner.skills == "tabular"
+    paper = make_config("pixel-mario", "asgrl", "paper").learner
+    assert (paper.skills, paper.state_key, paper.diversity.cluster_features) == ("tabular", "exact", "pixels")
     for domain in ("mario", "household-v1", "minecraft"):
         assert make_config(domain, "asgrl").learner.skills == "tabular"
-    cfg = make_config("pixel-mario", "asgrl")
+        assert make_config(domain, "asgrl").learner.state_key == "exact"
+    cfg = _pixel_deep()
+    assert cfg.learner.skills == "deep"
     assert config_from_dict(config_to_dict(cfg)) == cfg
 
 
@@ -58,7 +70,7 @@ def test_pixel_mario_defaults_to_deep_skills_and_the_paper_preset_to_tables():
 ])
 def test_deep_config_errors_name_the_field(override, where, message):
     with pytest.raises(ConfigError, match=message) as err:
-        merge_overrides(make_config("pixel-mario", "asgrl"), {"learner": override})
+        merge_overrides(_pixel_deep(), {"learner": override})
     assert where in str(err.value)
 
 
@@ -126,10 +138,10 @@ def test_advantage_learning_lowers_only_the_targets_of_non_greedy_actions():
 
 
 def test_landmark_images_are_counted_by_cluster_and_memory_stays_at_m():
-    cfg = merge_overrides(make_config("pixel-mario", "asgrl"),
+    cfg = merge_overrides(_pixel_deep(),
                           {"learner": {"diversity": {"kmeans_buffer": 20}}}).learner
     binding = bind_domain("pixel-mario")
-    subgoals = make_subgoals(make_config("pixel-mario", "asgrl"), binding.task)
+    subgoals = make_subgoals(_pixel_deep(), binding.task)
     rngs = [np.random.default_rng(i) for i in range(len(subgoals))]
     deep, sets = deep_skills.build_skill_sets(cfg, subgoals, 4, 0, rngs)
     skills = sets[0]
@@ -226,7 +238,7 @@ def test_deep_skills_learn_the_first_landmarks_from_camera_images(tmp_path):
     reaches (at-bottom) in every evaluation episode and (has-key) in most (mean 1.6 subgoals)."""
     from asg.learning.run_dir import RunDir
 
-    cfg = merge_overrides(make_config("pixel-mario", "asgrl", seed=0), {"total_steps": 60_000, **SCHEDULE})
+    cfg = merge_overrides(_pixel_deep(0), {"total_steps": 60_000, **SCHEDULE})
     train(cfg, run_dir=RunDir.create(tmp_path / "run", cfg))
     rows = RunDir.open(tmp_path / "run").read_metrics()
     assert float(rows[-1]["mean_reached"]) >= 1.2
@@ -238,7 +250,7 @@ def test_deep_skills_learn_the_first_landmarks_from_camera_images(tmp_path):
                    "benchmarks/results/pixel_mario/NOTES.md)")
 def test_deep_asgrl_solves_camera_pixel_mario():
     """The issue's target: greedy success >= 0.9 on camera Pixel-Mario, seed 0, the benchmark's schedule."""
-    cfg = merge_overrides(make_config("pixel-mario", "asgrl", seed=0), {"total_steps": 300_000, **SCHEDULE})
+    cfg = merge_overrides(_pixel_deep(0), {"total_steps": 300_000, **SCHEDULE})
     assert train(cfg).success_rate >= 0.9
 
 
@@ -266,7 +278,7 @@ def test_categorical_encoding_keeps_the_codes_and_refuses_values_out_of_range():
     for bad, message in (({"encoding": "bytes"}, "encoding"), ({"categories": [1]}, "categories"),
                          ({"categories": []}, "categories")):
         with pytest.raises(ConfigError, match=f"config.learner.deep.{message}"):
-            merge_overrides(make_config("pixel-mario", "asgrl"), {"learner": {"deep": bad}})
+            merge_overrides(_pixel_deep(), {"learner": {"deep": bad}})
 
 
 def test_a_minigrid_world_gives_deep_skills_its_egocentric_view(tmp_path):

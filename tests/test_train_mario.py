@@ -113,9 +113,11 @@ def test_asgrl_solves_the_other_domains(domain):
 @pytest.mark.slow
 def test_asgrl_solves_pixel_mario_from_the_noise_free_render():
     """The deterministic render (one image per grid state) with tabular skills: Mario in another
-    encoding. The camera render is tests/test_pixel_mario.py's (not solved yet: issue 17)."""
+    encoding: a table keyed on the image bytes, App. D's k-means on pixels. The camera render is
+    tests/test_prototypes.py's."""
     binding = bind_domain("pixel-mario")
     clean = dataclasses.replace(binding, make_env=lambda **kw: gym.make("asg/PixelMario-v0", render_noise="none", **kw))
     cfg = merge_overrides(make_config("pixel-mario", "asgrl", seed=2),
-                          {"total_steps": 300_000, "learner": {"skills": "tabular"}})
+                          {"total_steps": 300_000, "learner": {"skills": "tabular", "state_key": "exact",
+                                                               "diversity": {"cluster_features": "pixels"}}})
     assert train(cfg, clean).success_rate >= 0.9

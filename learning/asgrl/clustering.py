@@ -167,3 +167,74 @@ class KMeansAbstraction:
     def cluster(self, state_id: int) -> int:
         """The cluster of a recorded state id, or -1."""
         return self.cluster_of.get(state_id, -1)
+
+
+class PrototypeIndex:
+    """Table ids for images that never repeat: online DP-means (Kulis & Jordan 2012) over a feature.
+
+    A feature within ``radius`` (Euclidean) of its nearest prototype gets that prototype's id, and
+    while learning moves the prototype towards it (a running mean over its first ``mean_cap``
+    members, then an average with weight 1/``mean_cap``); a feature farther from every prototype
+    founds a new one. Ids are dense and stable (a prototype is never merged or dropped), so a Q
+    table keyed on them is a table over a learned discretisation of the images. Same interface as
+    ``tabular_q.StateIndex``: ``intern`` while learning, ``lookup`` (the nearest
+    prototype, no change) for frozen evaluation. Plain numpy.
+    """
+
+    def __init__(self, radius: float, mean_cap: int) -> None:
+        self.radius, self.mean_cap = float(radius), int(mean_cap)
+        self.centroids = np.zeros((0, 0), dtype=np.float64)  # (capacity, d); rows < len(self) live
+        self.members = np.zeros(0, dtype=np.int64)
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _nearest(self, feature: np.ndarray) -> tuple[int, float]:
+        if self._n == 0:
+            return -1, float("inf")
+        diff = self.centroids[: self._n] - feature
+        d2 = np.einsum("ij,ij->i", diff, diff)
+        j = int(d2.argmin())
+        return j, float(np.sqrt(d2[j]))
+
+    def intern(self, feature: np.ndarray) -> int:
+        """The id of ``feature``'s prototype, moving it towards ``feature``, or a new prototype's id."""
+        feature = np.asarray(feature, dtype=np.float64).ravel()
+        if self._n and feature.size != self.centroids.shape[1]:
+            raise ValueError(f"a feature of {feature.size} values, the prototypes have {self.centroids.shape[1]}")
+        j, dist = self._nearest(feature)
+        if j >= 0 and dist <= self.radius:
+            n = min(int(self.members[j]) + 1, self.mean_cap)
+            self.members[j] = n
+            self.centroids[j] += (feature - self.centroids[j]) / n
+            return j
+        if self._n == len(self.centroids):
+            grown = np.zeros((max(64, 2 * self._n), feature.size))
+            if self._n:
+                grown[: self._n] = self.centroids[: self._n]
+            members = np.zeros(len(grown), dtype=np.int64)
+            members[: self._n] = self.members[: self._n]
+            self.centroids, self.members = grown, members
+        self.centroids[self._n], self.members[self._n] = feature, 1
+        self._n += 1
+        return self._n - 1
+
+    def lookup(self, feature: np.ndarray) -> int:
+        """The id of ``feature``'s nearest prototype at any distance (the frozen policy generalises to
+        images it did not see), or -1 before the first prototype."""
+        return self._nearest(np.asarray(feature, dtype=np.float64).ravel())[0]
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """The live prototypes and their member counts."""
+        return {"centroids": self.centroids[: self._n].copy(), "members": self.members[: self._n].copy()}
+
+    def load_state_dict(self, data: dict[str, object]) -> None:
+        """Restore from :meth:`state_dict` output; ``ValueError`` when the arrays do not fit."""
+        if "centroids" not in data or "members" not in data:
+            raise ValueError("expected image prototypes (centroids, members), got an exact observation index")
+        centroids = np.asarray(data["centroids"], dtype=np.float64)
+        members = np.asarray(data["members"], dtype=np.int64)
+        if centroids.ndim != 2 or members.shape != (len(centroids),):
+            raise ValueError(f"prototypes of shape {centroids.shape} with {members.shape} member counts")
+        self.centroids, self.members, self._n = centroids.copy(), members.copy(), len(centroids)

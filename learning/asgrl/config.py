@@ -305,6 +305,20 @@ class HierarchicalConfig:
     # (``deep_skills.py``, ``DeepQConfig``), for observations that never repeat (camera Pixel-Mario).
     # It needs the history meta-state and k-means diversity (App. D); the ``paper`` preset is tabular.
     skills: Literal["tabular", "deep"] = "tabular"
+    # What a tabular skill's Q table is keyed on. "exact" (the paper's and the official code's): the
+    # observation itself, an image by its bytes. "prototypes" (ours): the id of the observation's
+    # nearest image prototype (``clustering.PrototypeIndex``: online DP-means, Kulis & Jordan 2012) over
+    # the image average-pooled by ``prototype_pool`` with each colour channel standardised per image
+    # (``clustering.cluster_feature``); an image farther than ``prototype_radius`` from every prototype
+    # founds a new one. Under Pixel-Mario's camera (one grid state, many images) the table then
+    # generalises across images of one state. Measured on 12 camera episodes x the 160 running grid
+    # states (``benchmarks/pixel_mario.py --prototype-episodes 12``): images lie 1.2 (mean; max 1.7)
+    # from their state's mean image, the closest two states' means 1.41 apart (the rest >= 2.17);
+    # radius 2.0 gives 196 prototypes for 160 states at purity 0.994, 3.0 merges states (0.34).
+    state_key: Literal["exact", "prototypes"] = "exact"
+    prototype_radius: float = 2.0  # DP-means radius in feature units (ours, see above)
+    prototype_pool: int = 8  # pool factor of the prototype feature (8: one value per Pixel-Mario cell; ours)
+    prototype_mean_cap: int = 50  # a prototype is the mean of its first N members, then a 1/N average (ours)
     q: QConfig = field(default_factory=QConfig)
     diversity: DiversityConfig = field(default_factory=DiversityConfig)
     meta: MetaConfig = field(default_factory=MetaConfig)
@@ -317,6 +331,12 @@ class HierarchicalConfig:
         c.integer("skill_max_steps", ge=1)
         c.flag("strict_ordering")
         c.literal("skills")
+        c.literal("state_key")
+        c.number("prototype_radius", gt=0.0)
+        c.integer("prototype_pool", ge=1)
+        c.integer("prototype_mean_cap", ge=1)
+        c.require(self.state_key == "exact" or self.skills == "tabular", "state_key",
+                  f"image prototypes key tabular skills: expected skills \"tabular\", got {show(self.skills)}")
         for name, cls in (("q", QConfig), ("diversity", DiversityConfig), ("meta", MetaConfig),
                           ("deep", DeepQConfig)):
             c.require(isinstance(getattr(self, name), cls), name, f"expected a {cls.__name__}")
@@ -429,12 +449,16 @@ DOMAIN_DIVERSITY: dict[str, dict[str, Any]] = {
     "minecraft": {"k_overrides": (("(wood-processed)", 7),)},
 }
 
-# Per-domain skill learner of every hierarchical method (asg preset; the ``paper`` preset turns it
-# back to tabular). Pixel-Mario's camera render (envs/camera.py) never repeats an image, so a table
-# keyed on image bytes cannot learn there (benchmarks/results/pixel_mario/): deep skills, with
-# terminal images counted by k-means cluster (App. D) for every hierarchical method.
+# Per-domain skill learner of every hierarchical method: ``HierarchicalConfig`` fields, and
+# ``DiversityConfig`` ones under "diversity" (asg preset; the ``paper`` preset turns them back to the
+# byte-keyed tables and App. D's pixel distance). Pixel-Mario's camera render (envs/camera.py) never
+# repeats an image, so a table keyed on image bytes cannot learn there: tables keyed on image
+# prototypes, terminal images counted by App. D's k-means on channel-standardized features. Measured
+# (benchmarks/results/pixel_mario/, 10 seeds, 500k steps): these solve every seed; the deep skills
+# (``skills="deep"``) solved none of the seeds they ran.
 DOMAIN_SKILLS: dict[str, dict[str, Any]] = {
-    "pixel-mario": {"skills": "deep", "abstraction": "kmeans"},
+    "pixel-mario": {"skills": "tabular", "state_key": "prototypes",
+                    "diversity": {"abstraction": "kmeans", "cluster_features": "channel-standardized"}},
 }
 
 
@@ -453,13 +477,14 @@ def _paper_preset(learner: HierarchicalConfig | FlatConfig) -> HierarchicalConfi
     (the official one-by-one updates instead of our vectorised batches); and it turns on Sec. 4.2's
     curriculum stop (``DiversityConfig.stop_on_no_new_terminal``), which the official code lacks.
     k-means reads pixels (``DiversityConfig.cluster_features``, App. D's Euclidean pixel distance).
-    Skills are tabular (``HierarchicalConfig.skills``): the paper's Pixel-Mario keeps "the same
-    approach as in the discrete state space" with k-means counts (App. D), no network.
+    Skills are tabular and keyed on the exact observation (``HierarchicalConfig.skills``,
+    ``state_key``): the paper's Pixel-Mario keeps "the same approach as in the discrete state
+    space" with k-means counts (App. D), no network and no prototypes.
     """
     learner = dataclasses.replace(learner, q=dataclasses.replace(learner.q, random_ties=False,
                                                                  batch_update="sequential"))
     if isinstance(learner, HierarchicalConfig):  # Sec. 4.2's second stopping condition of the curriculum
-        learner = dataclasses.replace(learner, skills="tabular", diversity=dataclasses.replace(
+        learner = dataclasses.replace(learner, skills="tabular", state_key="exact", diversity=dataclasses.replace(
             learner.diversity, stop_on_no_new_terminal=True, cluster_features="pixels"))
     return learner
 
@@ -477,10 +502,10 @@ def make_config(domain: str, method: str, preset: str = "asg", **overrides: Any)
     extra = DOMAIN_DIVERSITY.get(domain)
     if extra and isinstance(learner, HierarchicalConfig) and learner.diversity.k > 1:
         learner = dataclasses.replace(learner, diversity=dataclasses.replace(learner.diversity, **extra))
-    skills = DOMAIN_SKILLS.get(domain)
+    skills = dict(DOMAIN_SKILLS.get(domain, {}))
     if skills and isinstance(learner, HierarchicalConfig):
-        learner = dataclasses.replace(learner, skills=skills["skills"], diversity=dataclasses.replace(
-            learner.diversity, abstraction=skills["abstraction"]))
+        diversity = dataclasses.replace(learner.diversity, **skills.pop("diversity", {}))
+        learner = dataclasses.replace(learner, **skills, diversity=diversity)
     learner = PRESETS[preset](learner)
     return TrainConfig(domain=domain, method=method, learner=learner, **overrides)
 

@@ -7,9 +7,10 @@ branch); the skill runs on the ``SubgoalWrapper`` from where the previous one st
 online with the diversity reward; a failed skill ends the episode. The same class, with k = 1
 and α = 0, is the Landmark-HRL baseline, and with plan subgoals, Plan-HRL (``baselines.py``).
 
-``cfg.skills = "deep"`` swaps the Q tables for heads of one small Q-network over pooled images
-(``deep_skills.py``, imported only then, so tabular runs never import torch); the episode loop,
-diversity reward and meta-controller are the same code.
+``cfg.state_key = "prototypes"`` keys the tables on image prototypes (``clustering.PrototypeIndex``)
+instead of the exact observation. ``cfg.skills = "deep"`` swaps the Q tables for heads of one small
+Q-network over pooled images (``deep_skills.py``, imported only then, so tabular runs never import
+torch); the episode loop, diversity reward and meta-controller are the same code.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from asg.learning.asgrl.clustering import KMeansAbstraction
+from asg.learning.asgrl.clustering import KMeansAbstraction, PrototypeIndex, cluster_feature
 from asg.learning.asgrl.config import HierarchicalConfig
 from asg.learning.asgrl.diversity import SkillSet
 from asg.learning.asgrl.episode import EpisodeStats
@@ -46,7 +47,10 @@ class HierarchicalLearner:
         self.n_actions = n_actions
         seeds = np.random.SeedSequence(seed).spawn(len(subgoals) + 1)
         self.rng = np.random.default_rng(seeds[0])
-        self.index = StateIndex()
+        # tabular skills' table ids: exact observations, or image prototypes (cfg.state_key)
+        self.index: StateIndex | PrototypeIndex = (
+            PrototypeIndex(cfg.prototype_radius, cfg.prototype_mean_cap) if cfg.state_key == "prototypes"
+            else StateIndex())
         rngs = [np.random.default_rng(seeds[i + 1]) for i in range(len(subgoals))]
         self.deep: Any = None  # the shared network of deep skills (deep_skills.DeepQ)
         self._encode: Any = None  # deep skills: observation -> stored (n_in,) uint8 (deep_skills.encode)
@@ -68,7 +72,7 @@ class HierarchicalLearner:
         """The skills' state: a table id, or (deep skills) the encoded observation (n_in,) uint8."""
         if self._encode is not None:
             return self._encode(obs, self.cfg.deep)
-        key = obs_key(obs)
+        key = cluster_feature(obs, self.cfg.prototype_pool) if self.cfg.state_key == "prototypes" else obs_key(obs)
         return self.index.intern(key) if learn else self.index.lookup(key)
 
     def _meta_state(self, history: list[MetaAction], achieved: list[int], s: int) -> Hashable:

@@ -58,6 +58,8 @@ class StateIndex:
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict` output."""
+        if "rows" not in data and "keys" not in data:
+            raise ValueError("expected an exact observation index (rows or keys), got image prototypes")
         keys = [row.tobytes() for row in data["rows"]] if "rows" in data else list(data["keys"])
         self._ids = {key: i for i, key in enumerate(keys)}
         if len(self._ids) != len(keys):
