@@ -63,11 +63,9 @@ def test_curriculum_stops_at_the_number_of_terminal_states_on_the_corridor():
             break
     assert learner.skill_counts() == {"(at-side)": 2, "(at-goal)": 1}
     side = learner.skill_sets[0]
-    assert {side.terminal_state(0), side.terminal_state(1)} == {learner.index.lookup(key) for key in
-                                                                 _side_keys()}
+    assert {side.terminal_state(0), side.terminal_state(1)} == {learner.index(obs, learn=False) for obs in
+                                                                 _side_observations()}
 
 
-def _side_keys():
-    from asg.learning.asgrl.tabular_q import obs_key
-
-    return [obs_key(np.array([0, 0], np.int8)), obs_key(np.array([6, 0], np.int8))]
+def _side_observations():
+    return [np.array([0, 0], np.int8), np.array([6, 0], np.int8)]

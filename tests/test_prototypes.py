@@ -101,3 +101,20 @@ def test_asgrl_with_its_pixel_mario_defaults_solves_the_camera_render():
     cfg = make_config("pixel-mario", "asgrl", seed=0, eval_interval=10_000, eval_episodes=5)
     assert cfg.learner.state_key == "prototypes"
     assert train(cfg).success_rate >= 0.9
+
+
+@pytest.mark.parametrize("method", ["goal-q", "landmark-shaping"])
+def test_the_flat_baselines_key_their_table_as_the_skills_do(method):
+    from asg.learning.asgrl.baselines import FlatLearner
+
+    assert make_config("pixel-mario", method, "paper").learner.state_key == "exact"
+    assert make_config("mario", method).learner.state_key == "exact"
+    cfg = make_config("pixel-mario", method, seed=0)
+    assert cfg.learner.state_key == "prototypes"
+    binding = bind_domain("pixel-mario")
+    learner = FlatLearner(cfg.learner, make_subgoals(cfg, binding.task), 4, seed=0)
+    env = binding.make_env()
+    steps = sum(learner.train_episode(env, binding.labeler, seed=episode, budget=2000).steps
+                for episode in range(5))
+    states = 160  # running grid states of Mario (benchmarks/pixel_mario.py --prototype-episodes)
+    assert steps > 1000 and 0 < len(learner.index) <= 2 * states  # the bytes: ~one id per step

@@ -25,7 +25,7 @@ from asg.learning.asgrl.config import FlatConfig
 from asg.learning.asgrl.episode import EpisodeStats
 from asg.learning.asgrl.hierarchical import check_fits
 from asg.learning.asgrl.subgoals import Labeler, SubgoalSet
-from asg.learning.asgrl.tabular_q import StateIndex, TabularQ, obs_key
+from asg.learning.asgrl.tabular_q import TableKeys, TabularQ
 
 
 class FlatLearner:
@@ -36,7 +36,7 @@ class FlatLearner:
         self.subgoals = subgoals
         self.n_actions = n_actions
         self.rng = np.random.default_rng(np.random.SeedSequence(seed))
-        self.index = StateIndex()
+        self.index = TableKeys(cfg)  # exact observations, or image prototypes (cfg.state_key)
         self.agent = TabularQ(cfg.q, n_actions)
         self.best_score = 0.0
         self.env_steps = 0
@@ -46,8 +46,7 @@ class FlatLearner:
         self._shaping = tuple(sg.atoms for sg in subgoals.subgoals if not sg.goal)
 
     def _sid(self, obs: Any, learn: bool) -> int:
-        key = obs_key(obs)
-        return self.index.intern(key) if learn else self.index.lookup(key)
+        return self.index(obs, learn)
 
     def _episode(self, env: gym.Env, labeler: Labeler, seed: int, learn: bool, budget: int) -> EpisodeStats:
         cfg = self.cfg

@@ -331,10 +331,7 @@ class HierarchicalConfig:
         c.integer("skill_max_steps", ge=1)
         c.flag("strict_ordering")
         c.literal("skills")
-        c.literal("state_key")
-        c.number("prototype_radius", gt=0.0)
-        c.integer("prototype_pool", ge=1)
-        c.integer("prototype_mean_cap", ge=1)
+        _check_table_key(c)
         c.require(self.state_key == "exact" or self.skills == "tabular", "state_key",
                   f"image prototypes key tabular skills: expected skills \"tabular\", got {show(self.skills)}")
         for name, cls in (("q", QConfig), ("diversity", DiversityConfig), ("meta", MetaConfig),
@@ -356,6 +353,14 @@ class HierarchicalConfig:
                           f"{show(self.deep.pool)}, got {show(self.diversity.cluster_pool)}")
 
 
+def _check_table_key(c: Checker) -> None:
+    """The table-key fields that ``HierarchicalConfig`` and ``FlatConfig`` share."""
+    c.literal("state_key")
+    c.number("prototype_radius", gt=0.0)
+    c.integer("prototype_pool", ge=1)
+    c.integer("prototype_mean_cap", ge=1)
+
+
 @dataclass(frozen=True)
 class FlatConfig:
     """Landmark-Shaping and Goal-Q-Learning: one flat tabular Q agent (§1.8, App. G)."""
@@ -368,6 +373,12 @@ class FlatConfig:
     # ε annealed at the end of every episode by 0.995 (App. G); fixed lr 0.1 (§1.8).
     q: QConfig = field(default_factory=lambda: QConfig(
         epsilon_decay=0.995, decay_on="episode", lr_follows_epsilon=False, lr_min=0.1))
+    # What the Q table is keyed on, as ``HierarchicalConfig.state_key`` (ours; "exact" in the paper
+    # preset), so that on camera Pixel-Mario the flat baselines see the states ASGRL's skills see.
+    state_key: Literal["exact", "prototypes"] = "exact"
+    prototype_radius: float = 2.0
+    prototype_pool: int = 8
+    prototype_mean_cap: int = 50
 
     def __post_init__(self) -> None:
         c = Checker(self, "learner")
@@ -377,6 +388,7 @@ class FlatConfig:
         c.number("goal_reward", gt=0.0)
         c.literal("sil_rule")
         c.require(isinstance(self.q, QConfig), "q", "expected a QConfig")
+        _check_table_key(c)
 
 
 @dataclass(frozen=True)
@@ -451,11 +463,11 @@ DOMAIN_DIVERSITY: dict[str, dict[str, Any]] = {
 
 # Per-domain skill learner of every hierarchical method: ``HierarchicalConfig`` fields, and
 # ``DiversityConfig`` ones under "diversity" (asg preset; the ``paper`` preset turns them back to the
-# byte-keyed tables and App. D's pixel distance). Pixel-Mario's camera render (envs/camera.py) never
-# repeats an image, so a table keyed on image bytes cannot learn there: tables keyed on image
-# prototypes, terminal images counted by App. D's k-means on channel-standardized features. Measured
-# (benchmarks/results/pixel_mario/, 10 seeds, 500k steps): these solve every seed; the deep skills
-# (``skills="deep"``) solved none of the seeds they ran.
+# byte-keyed tables and App. D's pixel distance); the flat learners take its ``state_key``.
+# Pixel-Mario's camera render (envs/camera.py) never repeats an image, so a table keyed on image
+# bytes cannot learn there: tables keyed on image prototypes, terminal images counted by App. D's
+# k-means on channel-standardized features. Measured (benchmarks/results/pixel_mario/, 10 seeds, 500k
+# steps): these solve every seed; the deep skills (``skills="deep"``) solved none of the seeds they ran.
 DOMAIN_SKILLS: dict[str, dict[str, Any]] = {
     "pixel-mario": {"skills": "tabular", "state_key": "prototypes",
                     "diversity": {"abstraction": "kmeans", "cluster_features": "channel-standardized"}},
@@ -481,10 +493,10 @@ def _paper_preset(learner: HierarchicalConfig | FlatConfig) -> HierarchicalConfi
     ``state_key``): the paper's Pixel-Mario keeps "the same approach as in the discrete state
     space" with k-means counts (App. D), no network and no prototypes.
     """
-    learner = dataclasses.replace(learner, q=dataclasses.replace(learner.q, random_ties=False,
-                                                                 batch_update="sequential"))
+    learner = dataclasses.replace(learner, state_key="exact", q=dataclasses.replace(
+        learner.q, random_ties=False, batch_update="sequential"))
     if isinstance(learner, HierarchicalConfig):  # Sec. 4.2's second stopping condition of the curriculum
-        learner = dataclasses.replace(learner, skills="tabular", state_key="exact", diversity=dataclasses.replace(
+        learner = dataclasses.replace(learner, skills="tabular", diversity=dataclasses.replace(
             learner.diversity, stop_on_no_new_terminal=True, cluster_features="pixels"))
     return learner
 
@@ -506,6 +518,8 @@ def make_config(domain: str, method: str, preset: str = "asg", **overrides: Any)
     if skills and isinstance(learner, HierarchicalConfig):
         diversity = dataclasses.replace(learner.diversity, **skills.pop("diversity", {}))
         learner = dataclasses.replace(learner, **skills, diversity=diversity)
+    elif "state_key" in skills:  # a flat learner keys its table as the domain's skills do
+        learner = dataclasses.replace(learner, state_key=skills["state_key"])
     learner = PRESETS[preset](learner)
     return TrainConfig(domain=domain, method=method, learner=learner, **overrides)
 

@@ -22,7 +22,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from asg.learning.asgrl.clustering import KMeansAbstraction, PrototypeIndex, cluster_feature
+from asg.learning.asgrl.clustering import KMeansAbstraction
 from asg.learning.asgrl.config import HierarchicalConfig
 from asg.learning.asgrl.diversity import SkillSet
 from asg.learning.asgrl.episode import EpisodeStats
@@ -34,7 +34,7 @@ from asg.learning.asgrl.meta_controller import (
     low_level_state,
 )
 from asg.learning.asgrl.subgoals import Labeler, SubgoalSet, SubgoalWrapper
-from asg.learning.asgrl.tabular_q import StateIndex, obs_key
+from asg.learning.asgrl.tabular_q import TableKeys
 from asg.learning.torch_state import torch_threads  # imports torch only when called
 
 
@@ -47,10 +47,7 @@ class HierarchicalLearner:
         self.n_actions = n_actions
         seeds = np.random.SeedSequence(seed).spawn(len(subgoals) + 1)
         self.rng = np.random.default_rng(seeds[0])
-        # tabular skills' table ids: exact observations, or image prototypes (cfg.state_key)
-        self.index: StateIndex | PrototypeIndex = (
-            PrototypeIndex(cfg.prototype_radius, cfg.prototype_mean_cap) if cfg.state_key == "prototypes"
-            else StateIndex())
+        self.index = TableKeys(cfg)  # tabular skills' ids: exact observations or image prototypes
         rngs = [np.random.default_rng(seeds[i + 1]) for i in range(len(subgoals))]
         self.deep: Any = None  # the shared network of deep skills (deep_skills.DeepQ)
         self._encode: Any = None  # deep skills: observation -> stored (n_in,) uint8 (deep_skills.encode)
@@ -72,8 +69,7 @@ class HierarchicalLearner:
         """The skills' state: a table id, or (deep skills) the encoded observation (n_in,) uint8."""
         if self._encode is not None:
             return self._encode(obs, self.cfg.deep)
-        key = cluster_feature(obs, self.cfg.prototype_pool) if self.cfg.state_key == "prototypes" else obs_key(obs)
-        return self.index.intern(key) if learn else self.index.lookup(key)
+        return self.index(obs, learn)
 
     def _meta_state(self, history: list[MetaAction], achieved: list[int], s: int) -> Hashable:
         if self.cfg.meta.state == "history":

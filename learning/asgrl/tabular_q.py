@@ -1,6 +1,7 @@
 """Tabular Q-learning with replay and self-imitation, vectorised over replay batches.
 
-Pieces: ``StateIndex`` (hashable observation -> dense int id), ``QTable`` (growing
+Pieces: ``StateIndex`` (hashable observation -> dense int id), ``TableKeys`` (a learner's choice of
+exact ids or image prototypes), ``QTable`` (growing
 ``(n_states, n_actions)`` array), ``TransitionBuffer`` (growing ring of transitions),
 ``q_update`` (one batched Q-learning step) and ``TabularQ`` (ε-greedy learner with the official
 schedule of reference_code.md §1.5). No torch here.
@@ -12,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from asg.learning.asgrl.clustering import PrototypeIndex, cluster_feature
 from asg.learning.asgrl.config import QConfig
 
 
@@ -64,6 +66,34 @@ class StateIndex:
         self._ids = {key: i for i, key in enumerate(keys)}
         if len(self._ids) != len(keys):
             raise ValueError("duplicate state keys")
+
+
+class TableKeys:
+    """Table ids of observations, as a learner's config says (``state_key``): ``exact``, a ``StateIndex``
+    over ``obs_key``; ``prototypes``, a ``clustering.PrototypeIndex`` over ``clustering.cluster_feature``
+    (images that never repeat). ``cfg``: a ``HierarchicalConfig`` or ``FlatConfig``."""
+
+    def __init__(self, cfg: Any) -> None:
+        self.pool = cfg.prototype_pool
+        self.prototypes = cfg.state_key == "prototypes"
+        self.index: StateIndex | PrototypeIndex = (
+            PrototypeIndex(cfg.prototype_radius, cfg.prototype_mean_cap) if self.prototypes else StateIndex())
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __call__(self, obs: Any, learn: bool) -> int:
+        """The id of ``obs``: added (or its prototype moved) when ``learn``; else looked up (-1: unseen)."""
+        key = cluster_feature(obs, self.pool) if self.prototypes else obs_key(obs)
+        return self.index.intern(key) if learn else self.index.lookup(key)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The index's own state (``StateIndex`` or ``PrototypeIndex``)."""
+        return self.index.state_dict()
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        """Restore; ``ValueError`` when the checkpoint holds the other kind of index."""
+        self.index.load_state_dict(data)
 
 
 class QTable:
