@@ -23,7 +23,8 @@ Measurements on ``asg/PixelMario-v0`` with its default ``render_noise="camera"``
     python benchmarks/pixel_mario.py --seeds 0 --tabular-seeds 0 --walk-steps 0 --prototype-episodes 12
 
 Every run is resumable (Ctrl-C / SIGTERM checkpoint; rerunning the command resumes or reuses).
-Writes ``benchmarks/results/pixel_mario/pixel_mario.{json,md}``; sections not rerun are kept.
+Writes ``benchmarks/results/pixel_mario/pixel_mario.{json,md,png}`` (the PNG: the learning curves of
+every section with run folders, as the paper's Fig. 4); sections not rerun are kept.
 """
 from __future__ import annotations
 
@@ -49,7 +50,9 @@ from asg.learning.asgrl.clustering import (
     pool_image,
 )
 from asg.learning.asgrl.deep_skills import standardize
+from asg.learning.asgrl.evaluation import curve_on_grid, mean_band, step_grid
 from asg.learning.asgrl.experiments import GridRun, run_grid
+from asg.learning.plots import Band, plot_bands
 from asg.learning.registry import DomainBinding, bind_domain
 
 RESULTS = Path(__file__).resolve().parent / "results" / "pixel_mario"
@@ -204,9 +207,33 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "median_steps_to_success": statistics.median(firsts) if firsts else None}
 
 
+def success_curve(runs: list[GridRun], total: int) -> dict[str, Any] | None:
+    """The greedy success curves of runs with a run folder on one env-step grid: mean and ±1 s.e.m."""
+    rows = [run for run in runs if run.rows]
+    if not rows:
+        return None
+    grid = step_grid(total, 50)
+    stack = np.stack([curve_on_grid([float(x["env_steps"]) for x in run.rows],
+                                    [float(x["success_rate"]) for x in run.rows], grid) for run in rows])
+    mean, low, high = mean_band(stack, z=1.0)
+    return {"steps": grid.astype(int).tolist(), "mean": np.round(mean, 4).tolist(),
+            "low": np.round(low, 4).tolist(), "high": np.round(high, 4).tolist(), "seeds": len(rows)}
+
+
+def plot_report(data: dict[str, Any], out: Path) -> None:
+    """``pixel_mario.png``: every section with curves, mean greedy success ± 1 s.e.m. over its seeds."""
+    bands = [Band(f"{name}, {part.get('method', 'asgrl')} (n={part['curve']['seeds']})", part["curve"]["steps"],
+                  part["curve"]["mean"], part["curve"]["low"], part["curve"]["high"])
+             for name, part in sorted(data.items()) if isinstance(part, dict) and part.get("curve")]
+    if bands:
+        plot_bands(out / "pixel_mario.png", {"Pixel-Mario, camera render (greedy, 5 episodes a point)": bands},
+                   "mean ± 1 s.e.m. over seeds")
+
+
 def write_report(data: dict[str, Any], out: Path) -> None:
-    """``pixel_mario.json`` and a Markdown table beside it."""
+    """``pixel_mario.json``, a Markdown table and the curves' PNG beside it."""
     out.mkdir(parents=True, exist_ok=True)
+    plot_report(data, out)
     (out / "pixel_mario.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     lines = ["# Pixel-Mario from camera images (`benchmarks/pixel_mario.py`)", "",
              f"Last command: `{data['command']}` (each section names its own)", ""]
@@ -321,7 +348,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = [_row(run) for run in runs]
         data[name] = {"command": command, "description": description, "steps": steps, "method": method,
                       "overrides": {**SCHEDULE, **overrides},
-                      "runs": rows, "summary": _summary(rows), "seconds": round(time.perf_counter() - start, 1)}
+                      "runs": rows, "summary": _summary(rows), "seconds": round(time.perf_counter() - start, 1),
+                      "curve": success_curve(runs, steps)}
         write_report(data, args.results)
         return all(row["status"] != "interrupted" for row in rows)
 

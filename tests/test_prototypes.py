@@ -118,3 +118,15 @@ def test_the_flat_baselines_key_their_table_as_the_skills_do(method):
                 for episode in range(5))
     states = 160  # running grid states of Mario (benchmarks/pixel_mario.py --prototype-episodes)
     assert steps > 1000 and 0 < len(learner.index) <= 2 * states  # the bytes: ~one id per step
+
+
+def test_skills_deep_on_pixel_mario_gives_the_deep_skills_as_measured():
+    """``asg train --domain pixel-mario --skills deep``: a network, no prototypes, App. D's pixel distance
+    (the setting of benchmarks/results/pixel_mario/'s deep runs); without it, the prototype tables."""
+    from asg.learning.asgrl.trainer import run_config
+
+    deep = run_config("pixel-mario", skills="deep").learner
+    assert (deep.skills, deep.state_key, deep.diversity.cluster_features) == ("deep", "exact", "pixels")
+    tables = run_config("pixel-mario").learner
+    assert (tables.skills, tables.state_key, tables.diversity.cluster_features) == (
+        "tabular", "prototypes", "channel-standardized")

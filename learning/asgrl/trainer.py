@@ -329,9 +329,10 @@ def run_config(domain: str, method: str = "asgrl", preset: str = "asg", *, seed:
         if cfg.learner.kind != "hierarchical":
             raise FieldError("skills", f"method {method} has no skills (a flat learner)")
         learner: dict[str, Any] = {"skills": skills}
-        if skills == "deep":  # images are no table keys: k-means end states, the history meta-state
-            learner.update(state_key="exact", diversity={"abstraction": "kmeans"}, meta={"state": "history"},
-                           deep=deep_input(domain))
+        if skills == "deep":  # images are no table keys: k-means end states (App. D's pixel distance, as
+            # measured in benchmarks/results/pixel_mario/), the history meta-state
+            learner.update(state_key="exact", diversity={"abstraction": "kmeans", "cluster_features": "pixels"},
+                           meta={"state": "history"}, deep=deep_input(domain))
         cfg = merge_overrides(cfg, {"learner": learner})
     cfg = override_file(cfg, config_file)
     overrides: dict[str, Any] = {name: value for name, value in fields.items() if value is not None}
