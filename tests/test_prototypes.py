@@ -61,8 +61,9 @@ def test_lookup_finds_the_nearest_prototype_and_changes_nothing():
     assert index.lookup(np.array([-9.0, 0.0, 0.0])) == 0
     after = index.state_dict()
     np.testing.assert_array_equal(before["centroids"], after["centroids"])
-    with pytest.raises(ValueError, match="4 values, the prototypes have 3"):
-        index.intern(np.zeros(4))
+    for call in (index.intern, index.lookup):
+        with pytest.raises(ValueError, match="4 values, the prototypes have 3"):
+            call(np.zeros(4))
 
 
 def test_the_prototype_index_round_trips_and_refuses_an_exact_index():

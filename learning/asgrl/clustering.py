@@ -198,11 +198,15 @@ class PrototypeIndex:
         j = int(d2.argmin())
         return j, float(np.sqrt(d2[j]))
 
-    def intern(self, feature: np.ndarray) -> int:
-        """The id of ``feature``'s prototype, moving it towards ``feature``, or a new prototype's id."""
+    def _checked(self, feature: np.ndarray) -> np.ndarray:
         feature = np.asarray(feature, dtype=np.float64).ravel()
         if self._n and feature.size != self.centroids.shape[1]:
             raise ValueError(f"a feature of {feature.size} values, the prototypes have {self.centroids.shape[1]}")
+        return feature
+
+    def intern(self, feature: np.ndarray) -> int:
+        """The id of ``feature``'s prototype, moving it towards ``feature``, or a new prototype's id."""
+        feature = self._checked(feature)
         j, dist = self._nearest(feature)
         if j >= 0 and dist <= self.radius:
             n = min(int(self.members[j]) + 1, self.mean_cap)
@@ -223,7 +227,7 @@ class PrototypeIndex:
     def lookup(self, feature: np.ndarray) -> int:
         """The id of ``feature``'s nearest prototype at any distance (the frozen policy generalises to
         images it did not see), or -1 before the first prototype."""
-        return self._nearest(np.asarray(feature, dtype=np.float64).ravel())[0]
+        return self._nearest(self._checked(feature))[0]
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """The live prototypes and their member counts."""
