@@ -8,7 +8,7 @@ Measurements on ``asg/PixelMario-v0`` with its default ``render_noise="camera"``
    App. D's k-means counts of landmark images (channel-standardized features), or those defaults
    with ``--overrides``, seeds 0..N-1, trained (or resumed) through ``experiments.run_grid`` into
    ``--out/NAME``; the mean greedy success over seeds is the issue's target (>= 0.9 over 10 seeds).
-   The deep skills are such a variant: ``--name deep --overrides '{"learner": {"skills": "deep",
+   The deep skills are such a variant: ``--name deep --overrides '{"learner": {"skills": "deep", "dead_end_after": 0,
    "state_key": "exact", "diversity": {"cluster_features": "pixels"}}}'``.
 2. ``tabular``: the paper's learner (``BYTE_TABLES``: a Q table keyed on the image bytes, App. D's
    k-means on pixels) on the camera render and, as the control, on the noise-free render

@@ -24,7 +24,7 @@ CHANNEL = {"learner": {"diversity": {"cluster_features": "channel-standardized"}
 def _deep():
     """Pixel-Mario with deep skills and App. D's pixel distance (its default: prototype tables, channel features)."""
     return merge_overrides(make_config("pixel-mario", "asgrl"), {"learner": {
-        "skills": "deep", "state_key": "exact", "diversity": {"cluster_features": "pixels"}}})
+        "skills": "deep", "state_key": "exact", "dead_end_after": 0, "diversity": {"cluster_features": "pixels"}}})
 
 
 def _camera_images(episodes: int) -> tuple[list[np.ndarray], np.ndarray]:

@@ -33,7 +33,8 @@ SMALL = {"learner": {"deep": {"hidden": [32], "learning_starts": 50, "batch_size
 
 
 # Deep skills on Pixel-Mario (its default is tables keyed on image prototypes), App. D's pixel distance.
-DEEP = {"learner": {"skills": "deep", "state_key": "exact", "diversity": {"cluster_features": "pixels"}}}
+DEEP = {"learner": {"skills": "deep", "state_key": "exact", "dead_end_after": 0,
+                    "diversity": {"cluster_features": "pixels"}}}
 
 
 def _pixel_deep(seed=0):

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from asg.learning.asgrl.config import make_config, merge_overrides
+from asg.learning.asgrl.trainer import train
 from asg.learning.errors import ConfigError
 from asg.learning.registry import bind_domain, make_subgoals
 
@@ -29,3 +30,16 @@ def test_a_k_override_the_user_set_is_still_checked_against_the_model():
     mine = merge_overrides(cfg, {"learner": {"diversity": {"k_overrides": [["(has-key)", 5]]}}})
     with pytest.raises(ConfigError, match=r"k_overrides\[0\]: '\(has-key\)' is not a landmark"):
         make_subgoals(mine, bind_domain("household-v1", model).task)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem, domain, seed", [("household_no_battery", "household-v1", 4),
+                                                ("household_no_battery", "household-v1", 6),
+                                                ("minecraft_no_processing", "minecraft", 1),
+                                                ("minecraft_no_processing", "minecraft", 5),
+                                                ("minecraft_no_processing", "minecraft", 8)])
+def test_asgrl_defaults_solve_the_seeds_app_g_settings_failed(stem, domain, seed):
+    """These five runs end at 0.00 with App. G's 700-step cap and no dead ends (docs/asgrl.md); ASGRL's
+    defaults (2,000-step cap, dead-end landmark states) solve every seed of every omitted model."""
+    model = str(OMITTED / f"{stem}.pddl")
+    assert train(make_config(domain, "asgrl", model=model, seed=seed), bind_domain(domain, model)).success_rate == 1.0

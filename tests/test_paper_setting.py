@@ -53,6 +53,18 @@ def test_paper_preset_turns_every_addition_off(method):
     assert make_config("mario", method).learner.q.batch_update == "jacobi"
 
 
+def test_asgrls_every_seed_settings_are_asgs_and_off_in_the_paper_preset():
+    # docs/asgrl.md, "every seed": a 2,000-step skill cap and dead-end landmark states
+    asg, paper = make_config("mario", "asgrl").learner, make_config("mario", "asgrl", "paper").learner
+    assert (asg.skill_max_steps, asg.dead_end_after) == (2000, 20)
+    assert (paper.skill_max_steps, paper.dead_end_after) == (700, 0)
+    for method in HIERARCHICAL[1:]:  # the other hierarchical methods keep the official values
+        other = make_config("mario", method).learner
+        assert (other.skill_max_steps, other.dead_end_after) == (700, 0)
+    pixel = make_config("pixel-mario", "asgrl").learner  # measured 10/10 without them
+    assert (pixel.skill_max_steps, pixel.dead_end_after) == (700, 0)
+
+
 @pytest.mark.parametrize("method", HIERARCHICAL)
 def test_paper_preset_turns_on_the_curriculum_stop_of_section_4_2(method):
     assert make_config("mario", method, "paper").learner.diversity.stop_on_no_new_terminal is True

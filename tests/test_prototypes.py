@@ -89,7 +89,7 @@ def test_the_prototype_index_round_trips_and_refuses_an_exact_index():
 def test_the_config_reader_refuses_prototypes_for_deep_skills_and_a_bad_radius():
     cfg = make_config("pixel-mario", "asgrl")
     with pytest.raises(ConfigError, match=r"learner\.state_key: .*tabular"):
-        merge_overrides(cfg, {"learner": {"skills": "deep", "state_key": "prototypes"}})
+        merge_overrides(cfg, {"learner": {"skills": "deep", "state_key": "prototypes", "dead_end_after": 0}})
     with pytest.raises(ConfigError, match=r"learner\.prototype_radius"):
         merge_overrides(cfg, {"learner": {"skills": "tabular", "state_key": "prototypes", "prototype_radius": 0}})
     assert make_config("pixel-mario", "asgrl", "paper").learner.state_key == "exact"  # ours: off in the paper's

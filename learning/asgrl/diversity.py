@@ -21,6 +21,16 @@ Deep skills (``deep_skills.py``) pass ``SkillSet`` their own skill objects and a
 function: states are then images (never repeated), every terminal record gets a fresh id, and
 p(z|s) of any image reads the counts of its nearest k-means centroid (App. D).
 
+Dead ends (``HierarchicalConfig.dead_end_after``, ours; off in both presets). A landmark can hold in
+states from which the next one cannot be reached (MineCraft without the processing: a plank made
+from the only piece of wood carried to the kiln; Mario: the key taken after the ladder was worn).
+Eq. 2 pays R_L there as anywhere, a skill that owns such a state has no reason to leave it, and
+when the k skills all own one the run is stuck. ``SkillSet`` counts, per landmark state, how often
+the next skill ran from it and how often that skill reached its own landmark; once it ran
+``dead_end_after`` times without one success the state is a dead end: the replay-time bonus
+subtracts R_L there (the diversity term stays), and an arrival there neither anneals the skill's ε1
+nor enters its self-imitation buffer. One success from the state later revives it.
+
 The curriculum's stop (Sec. 4.2: "we propose to gradually increase the value of k until a
 specified maximum is reached or no new skill terminal state is discovered"). The maximum is
 ``len(skills)``; the second condition, behind ``DiversityConfig.stop_on_no_new_terminal``, reads:
@@ -49,6 +59,8 @@ import numpy as np
 from asg.learning.asgrl.clustering import KMeansAbstraction, cluster_feature
 from asg.learning.asgrl.config import DiversityConfig, QConfig
 from asg.learning.asgrl.tabular_q import BonusFn, TabularQ
+
+LANDMARK_REWARD = 1.0  # R_L, the reward ``subgoals.SubgoalWrapper`` pays on reaching the landmark
 
 
 def count_posterior(counts: np.ndarray, z: int, smoothing: float) -> np.ndarray:
@@ -170,11 +182,15 @@ class SkillSet:
 
     def __init__(self, name: str, k: int, q_cfg: QConfig, cfg: DiversityConfig, n_actions: int,
                  rng: np.random.Generator, skills: Sequence[Any] | None = None,
-                 featurize: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
+                 featurize: Callable[[np.ndarray], np.ndarray] | None = None, dead_end_after: int = 0) -> None:
         """``skills``: k premade skill objects with ``TabularQ``'s interface (default: tabular ones);
-        ``featurize``: states are images, (m, ...) -> (m, d) features for k-means (deep skills)."""
+        ``featurize``: states are images, (m, ...) -> (m, d) features for k-means (deep skills);
+        ``dead_end_after``: ``HierarchicalConfig.dead_end_after`` (0: off)."""
         self.name = name
         self.cfg = cfg
+        self.dead_end_after = dead_end_after
+        self.downstream = np.zeros((64, 2), np.int64)  # per landmark state id: (next skill runs, reached)
+        self._last_end: list[Any] = [None] * k  # the landmark state each skill's last success ended in
         self.skills = list(skills) if skills is not None else [TabularQ(q_cfg, n_actions) for _ in range(k)]
         if len(self.skills) != k:
             raise ValueError(f"{len(self.skills)} skills given for k = {k}")
@@ -186,18 +202,47 @@ class SkillSet:
         self._bonus: list[BonusFn | None] = [self._make_bonus(z) for z in range(k)]
 
     def _make_bonus(self, z: int) -> BonusFn | None:
-        if self.cfg.alpha == 0.0 or len(self.skills) == 1:
+        diverse = self.cfg.alpha != 0.0 and len(self.skills) > 1
+        if not diverse and not self.dead_end_after:
             return None
 
         featurize = self.featurize
 
         def bonus(s2: np.ndarray) -> np.ndarray:
-            if featurize is None:
-                p = self.estimator.posterior(s2, z, self.active)
+            if not diverse:
+                term = np.zeros(len(s2))
+            elif featurize is None:
+                term = diversity_reward(self.estimator.posterior(s2, z, self.active), self.cfg.alpha,
+                                        self.cfg.log_p_min)
             else:
-                p = self.estimator.posterior_features(featurize(s2), z, self.active)
-            return diversity_reward(p, self.cfg.alpha, self.cfg.log_p_min)
+                term = diversity_reward(self.estimator.posterior_features(featurize(s2), z, self.active),
+                                        self.cfg.alpha, self.cfg.log_p_min)
+            if self.dead_end_after:
+                term = term - LANDMARK_REWARD * self.dead_ends(s2)
+            return term
         return bonus
+
+    # ------------------------------------------------------------------ dead ends (ours)
+    def dead_ends(self, state_ids: np.ndarray) -> np.ndarray:
+        """Which landmark states are dead ends: the next skill ran from them ``dead_end_after`` times
+        or more and never reached its landmark. (m,) bool; always False when the switch is off."""
+        ids = np.asarray(state_ids, dtype=np.int64)
+        out = np.zeros(ids.shape, bool)
+        if not self.dead_end_after:
+            return out
+        known = (ids >= 0) & (ids < self.downstream.shape[0])
+        runs, reached = self.downstream[ids[known], 0], self.downstream[ids[known], 1]
+        out[known] = (runs >= self.dead_end_after) & (reached == 0)
+        return out
+
+    def on_continued(self, state_id: int, reached: bool) -> None:
+        """The next skill ran from landmark state ``state_id`` and did (not) reach its landmark."""
+        if state_id >= self.downstream.shape[0]:
+            grown = np.zeros((max(state_id + 1, 2 * self.downstream.shape[0]), 2), np.int64)
+            grown[: self.downstream.shape[0]] = self.downstream
+            self.downstream = grown
+        self.downstream[state_id, 0] += 1
+        self.downstream[state_id, 1] += int(reached)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -225,6 +270,7 @@ class SkillSet:
             self.estimator.record_success(state_id, z, obs)
         if reached:
             self.recent[z].append(state_id)
+            self._last_end[z] = state_id
 
     def terminal_state(self, z: int) -> int | None:
         """Where skill ``z`` has converged: its most frequent recent landmark state (None: no record)."""
@@ -244,6 +290,8 @@ class SkillSet:
     def on_segment_end(self, z: int, reached: bool) -> None:
         """Close the run of skill ``z``: SIL, ε decay on success, curriculum growth."""
         skill = self.skills[z]
+        if reached and self.dead_end_after and self.dead_ends(np.array([self._last_end[z]]))[0]:
+            reached = False  # a dead end: no self-imitation of the route, no ε decay (ours)
         skill.end_segment(keep=reached)
         if reached:
             skill.successes += 1

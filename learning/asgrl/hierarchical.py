@@ -58,7 +58,8 @@ class HierarchicalLearner:
             torch_seed = int(np.random.SeedSequence([seed, 0xD0]).generate_state(1)[0])
             self.deep, self.skill_sets = deep_skills.build_skill_sets(cfg, subgoals, n_actions, torch_seed, rngs)
         else:
-            self.skill_sets = [SkillSet(sg.name, cfg.diversity.k_for(sg.name), cfg.q, cfg.diversity, n_actions, rng)
+            self.skill_sets = [SkillSet(sg.name, cfg.diversity.k_for(sg.name), cfg.q, cfg.diversity, n_actions, rng,
+                                        dead_end_after=cfg.dead_end_after)
                                for sg, rng in zip(subgoals.subgoals, rngs)]
         self.meta = MetaController(cfg.meta)
         self.env_steps = 0
@@ -169,11 +170,16 @@ class HierarchicalLearner:
         trace: list[MetaTransition] = []
         steps, score, success = 0, 0.0, False
         actions = self._actions(achieved)
+        came_from: tuple[int, int] | None = None  # (subgoal, state id) where the last skill reached its landmark
         while actions:
             state = self._meta_state(history, achieved, s)
             g, z = self.meta.choose(state, actions, self.rng, greedy=not learn)
             reached, s, n, env_over = self._run_skill(wrapper, g, z, s, achieved, learn, budget - steps)
             steps += n
+            if learn and self.cfg.dead_end_after:
+                if came_from is not None:
+                    self.skill_sets[came_from[0]].on_continued(came_from[1], reached)
+                came_from = (g, s) if reached else None
             history.append((g, z))
             reward = 0.0
             if reached:
@@ -225,6 +231,7 @@ def _skill_set_state(skills: SkillSet) -> dict[str, Any]:
                   "centroids": km.centroids, "cluster_of": km.cluster_of, "refits": km.refits, "rng": km._rng}
     return {"name": skills.name, "active": skills.active, "stopped": skills.stopped,
             "recent": [list(r) for r in skills.recent], "skills": [q.state_dict() for q in skills.skills],
+            "downstream": skills.downstream, "last_end": [-1 if e is None else int(e) for e in skills._last_end],
             "counts": est.counts, "rollouts": est.rollouts, "dirty": est._dirty, "kmeans": kmeans,
             "next_id": est.next_id}
 
@@ -237,6 +244,12 @@ def _load_skill_set(skills: SkillSet, data: dict[str, Any]) -> None:
         raise ValueError("active skill count out of range")
     skills.active = int(data["active"])
     skills.stopped = bool(data.get("stopped", False))  # absent in checkpoints before the curriculum stop
+    if "downstream" in data:  # absent in checkpoints before the dead-end switch
+        downstream = np.asarray(data["downstream"], np.int64)
+        if downstream.ndim != 2 or downstream.shape[1] != 2:
+            raise ValueError("dead-end counts of the wrong shape")
+        skills.downstream = downstream
+        skills._last_end = [None if int(e) < 0 else int(e) for e in data["last_end"]]
     for recent, saved in zip(skills.recent, data.get("recent", [[] for _ in skills.skills])):
         recent.clear()
         recent.extend(int(s) for s in saved)

@@ -331,7 +331,8 @@ def run_config(domain: str, method: str = "asgrl", preset: str = "asg", *, seed:
         learner: dict[str, Any] = {"skills": skills}
         if skills == "deep":  # images are no table keys: k-means end states (App. D's pixel distance, as
             # measured in benchmarks/results/pixel_mario/), the history meta-state
-            learner.update(state_key="exact", diversity={"abstraction": "kmeans", "cluster_features": "pixels"},
+            learner.update(state_key="exact", dead_end_after=0,
+                           diversity={"abstraction": "kmeans", "cluster_features": "pixels"},
                            meta={"state": "history"}, deep=deep_input(domain))
         cfg = merge_overrides(cfg, {"learner": learner})
     cfg = override_file(cfg, config_file)
