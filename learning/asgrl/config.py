@@ -300,7 +300,8 @@ class HierarchicalConfig:
     subgoals: Literal["landmarks", "plan"] = "landmarks"  # landmark facts, or plan operators (Plan-HRL)
     skill_max_steps: int = 700  # a skill fails after this many steps (§1.5)
     strict_ordering: bool = True  # another subgoal coming true out of turn fails the skill (§1.7)
-    # Dead-end landmark states (ours; 0 = off, the paper's and the official code's, in both presets):
+    # Dead-end landmark states (ours; 0 = off, the paper's and the official code's; ASGRL's asg default
+    # is 20, ``default_learner``; 0 in the paper preset and for the other methods):
     # a landmark state from which the next skill has run this many times and never reached its own
     # landmark pays a skill no R_L (its diversity term stays), and an arrival there neither decays the
     # skill's ε1 nor enters its self-imitation buffer, so the landmark's skills look for other end

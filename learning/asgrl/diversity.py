@@ -21,7 +21,8 @@ Deep skills (``deep_skills.py``) pass ``SkillSet`` their own skill objects and a
 function: states are then images (never repeated), every terminal record gets a fresh id, and
 p(z|s) of any image reads the counts of its nearest k-means centroid (App. D).
 
-Dead ends (``HierarchicalConfig.dead_end_after``, ours; off in both presets). A landmark can hold in
+Dead ends (``HierarchicalConfig.dead_end_after``, ours; on for ASGRL in the asg preset, off in the
+paper's). A landmark can hold in
 states from which the next one cannot be reached (MineCraft without the processing: a plank made
 from the only piece of wood carried to the kiln; Mario: the key taken after the ladder was worn).
 Eq. 2 pays R_L there as anywhere, a skill that owns such a state has no reason to leave it, and
