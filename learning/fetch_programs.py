@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from asg.learning import checkpoint
 from asg.learning.configio import FieldError
 from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.results import Status
@@ -288,6 +289,16 @@ def _finished(folder: Path, key: str, values: Sequence[Any] | None = None) -> bo
     return key in result and (values is None or result[key] in values)
 
 
+def _epochs_done(folder: Path) -> int:
+    """Goal-policy epochs a stage folder holds: its result's, or its checkpoint's where a later run
+    was interrupted after them (Ctrl-C, SIGTERM), so that a resumed run stops at the same epoch."""
+    done = int(_result(folder).get("epochs", 0))
+    saved = folder / "checkpoint.npz"
+    if saved.is_file():
+        done = max(done, int(checkpoint.read_meta(saved).get("epoch", 0)))
+    return done
+
+
 def train_pipeline(out: str | Path, *, preset: str = "fast", seed: int = 0, workers: int = 1,
                    world_model_kind: str = "learned", reuse_shipped: bool = False,
                    goal_policy: Any = None, behaviour: Any = None, iterations: int | None = None,
@@ -333,7 +344,7 @@ def train_pipeline(out: str | Path, *, preset: str = "fast", seed: int = 0, work
         stopped = result.status == Status.INTERRUPTED or (result.status == Status.PAUSED and not at_budget)
         return None if stopped else stage_file(stage, folder)
 
-    have = int(_result(root / "goal-policy").get("epochs", 0))
+    have = _epochs_done(root / "goal-policy")
     at_budget = goal_policy_epochs is not None and have >= goal_policy_epochs
     policy = run("goal-policy", at_budget or _finished(root / "goal-policy", "finished", (True,)),
                  lambda d, resume: train_goal_policy(

@@ -255,3 +255,19 @@ def test_the_meta_controller_stage_takes_config_fields_over_its_preset(tmp_path)
                         "--iterations", "1", "--world-model", "exact", "--out", "mc2", "--quiet"))
     assert "bad.json" in line and "stop_at_expansoin" in line and "stop_at_expansion" in line
     assert not (tmp_path / "mc2").exists()
+
+
+def test_a_goal_policy_interrupted_past_its_epoch_budget_is_not_trained_further(tmp_path):
+    """``--goal-policy-epochs N`` counts the epochs the folder holds: a result's, or the checkpoint's of a
+    later run that was interrupted (a resumed ``--epochs 2`` once trained to epoch 3 from a stale result)."""
+    from asg.learning import checkpoint
+    from asg.learning import fetch_programs as fp
+
+    folder = tmp_path / "goal-policy"
+    folder.mkdir()
+    assert fp._epochs_done(folder) == 0
+    (folder / fp.RESULT).write_text(json.dumps({"epochs": 1, "status": "paused"}))
+    assert fp._epochs_done(folder) == 1
+    checkpoint.save(folder / "checkpoint.npz", "goal-policy-trainer", {"x": 1},
+                    meta={"epoch": 2, "cycles_into_epoch": 36})
+    assert fp._epochs_done(folder) == 2
