@@ -48,6 +48,21 @@ def _result(folder: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
+def _goal_policy_summary(folder: Path) -> dict[str, Any]:
+    """The goal-policy stage's ``result.json``; where a run interrupted past the epoch budget left none
+    (the pipeline then uses its policy as of the last whole epoch), the same fields from its metrics."""
+    found = _result(folder)
+    if found and "run_dir" in found:
+        return found
+    rows = read_metrics(folder / "metrics.csv")
+    last = rows[-1] if rows else {}
+    schedule = json.loads((folder / "config.json").read_text())["config"]["schedule"]
+    return {"run_dir": str(folder), "epochs": len(rows), "episodes": int(float(last.get("episodes", 0))),
+            "env_steps": int(float(last.get("env_steps", 0))),
+            "wall_seconds": float(last["wall_s"]) if last.get("wall_s") else None,
+            "total_epochs": schedule["epochs_phase1"] + schedule["epochs_phase2"]}
+
+
 def evaluate(out: Path, policy: str, model: str, args: argparse.Namespace, stages: Stages) -> dict[str, Any]:
     """The atomic programs and Table 2 in the three modes, in MuJoCo; each suite's JSON kept in ``out/eval``."""
     folder = out / "eval"
@@ -144,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         if pipeline.status == Status.INTERRUPTED:
             raise KeyboardInterrupt
         found = {stage: _result(args.out / stage) or {} for stage in fp.STAGES}
+        found["goal-policy"] = _goal_policy_summary(args.out / "goal-policy")
         evals = evaluate(args.out, str(pipeline.artifact("goal-policy")), str(pipeline.artifact("behaviour-model")),
                          args, stages)
     except KeyboardInterrupt:
