@@ -35,6 +35,7 @@ from typing import Any
 from asg.cli.progress import Stages
 from asg.learning import fetch_programs as fp
 from asg.learning.atomic import atomic_write
+from asg.learning.goal_policy import config as gp_config
 from asg.learning.npi.pipeline import PAPER_TABLE2
 from asg.learning.plots import Band, plot_bands
 from asg.learning.results import Status
@@ -56,11 +57,11 @@ def _goal_policy_summary(folder: Path) -> dict[str, Any]:
         return found
     rows = read_metrics(folder / "metrics.csv")
     last = rows[-1] if rows else {}
-    schedule = json.loads((folder / "config.json").read_text())["config"]["schedule"]
+    config = gp_config.from_dict(json.loads((folder / "config.json").read_text())["config"])
     return {"run_dir": str(folder), "epochs": len(rows), "episodes": int(float(last.get("episodes", 0))),
             "env_steps": int(float(last.get("env_steps", 0))),
             "wall_seconds": float(last["wall_s"]) if last.get("wall_s") else None,
-            "total_epochs": schedule["epochs_phase1"] + schedule["epochs_phase2"]}
+            "total_epochs": config.schedule.total_epochs}
 
 
 def evaluate(out: Path, policy: str, model: str, args: argparse.Namespace, stages: Stages) -> dict[str, Any]:

@@ -191,7 +191,6 @@ class SkillSet:
         self.cfg = cfg
         self.dead_end_after = dead_end_after
         self.downstream = np.zeros((64, 2), np.int64)  # per landmark state id: (next skill runs, reached)
-        self._last_end: list[Any] = [None] * k  # the landmark state each skill's last success ended in
         self.skills = list(skills) if skills is not None else [TabularQ(q_cfg, n_actions) for _ in range(k)]
         if len(self.skills) != k:
             raise ValueError(f"{len(self.skills)} skills given for k = {k}")
@@ -271,7 +270,6 @@ class SkillSet:
             self.estimator.record_success(state_id, z, obs)
         if reached:
             self.recent[z].append(state_id)
-            self._last_end[z] = state_id
 
     def terminal_state(self, z: int) -> int | None:
         """Where skill ``z`` has converged: its most frequent recent landmark state (None: no record)."""
@@ -291,7 +289,7 @@ class SkillSet:
     def on_segment_end(self, z: int, reached: bool) -> None:
         """Close the run of skill ``z``: SIL, ε decay on success, curriculum growth."""
         skill = self.skills[z]
-        if reached and self.dead_end_after and self.dead_ends(np.array([self._last_end[z]]))[0]:
+        if reached and self.dead_end_after and self.dead_ends(np.array([self.recent[z][-1]]))[0]:
             reached = False  # a dead end: no self-imitation of the route, no ε decay (ours)
         skill.end_segment(keep=reached)
         if reached:

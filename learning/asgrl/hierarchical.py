@@ -231,7 +231,7 @@ def _skill_set_state(skills: SkillSet) -> dict[str, Any]:
                   "centroids": km.centroids, "cluster_of": km.cluster_of, "refits": km.refits, "rng": km._rng}
     return {"name": skills.name, "active": skills.active, "stopped": skills.stopped,
             "recent": [list(r) for r in skills.recent], "skills": [q.state_dict() for q in skills.skills],
-            "downstream": skills.downstream, "last_end": [-1 if e is None else int(e) for e in skills._last_end],
+            "downstream": skills.downstream,
             "counts": est.counts, "rollouts": est.rollouts, "dirty": est._dirty, "kmeans": kmeans,
             "next_id": est.next_id}
 
@@ -249,7 +249,6 @@ def _load_skill_set(skills: SkillSet, data: dict[str, Any]) -> None:
         if downstream.ndim != 2 or downstream.shape[1] != 2:
             raise ValueError("dead-end counts of the wrong shape")
         skills.downstream = downstream
-        skills._last_end = [None if int(e) < 0 else int(e) for e in data["last_end"]]
     for recent, saved in zip(skills.recent, data.get("recent", [[] for _ in skills.skills])):
         recent.clear()
         recent.extend(int(s) for s in saved)
