@@ -257,20 +257,14 @@ class Eta:
         left = (self.cells - self.done) * self.per_cell - self.current  # an upper bound: runs stop early
         return f"ETA <= {left * spent / steps / 60:.0f} min"
 
-    def on_start(self, cfg: Any) -> Any:
-        """A trainer progress callback for one run."""
-        self.current = 0
-        label = f"{cfg.domain}/{cfg.method}/seed{cfg.seed}"
-
-        def update(steps: int, stats: Any, state: Any) -> None:
-            self.current = steps
-            now = time.perf_counter()
-            if now - self._last >= 30.0:
-                self._last = now
-                rate = state.rows[-1]["success_rate"] if state.rows else 0.0
-                print(f"[{self.done}/{self.cells}] {label}: {steps} steps, success {rate:.2f}; {self._eta()}",
-                      file=sys.stderr, flush=True)
-        return update
+    def __call__(self, stage: str, steps: int, total: int, note: str) -> None:
+        """``run_grid``'s progress: one trained run's env steps (``stage`` names the run)."""
+        self.current = steps
+        now = time.perf_counter()
+        if now - self._last >= 30.0:
+            self._last = now
+            print(f"[{self.done}/{self.cells}] {stage}: {steps} steps{', ' + note if note else ''}; {self._eta()}",
+                  file=sys.stderr, flush=True)
 
     def on_done(self, run: GridRun, reused: bool) -> None:
         """One cell finished (trained or read back)."""
@@ -343,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             runs = run_grid(domain, left, [seed], args.out / domain, steps=args.steps,
                             overrides=overrides or None, preset=args.preset, reuse=True,
-                            on_start=eta.on_start, on_done=on_done)
+                            progress=eta, on_done=on_done)
             if runs and runs[-1].result.status == "interrupted":
                 print("interrupted; the same command resumes", file=sys.stderr)
                 break

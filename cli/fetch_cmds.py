@@ -6,7 +6,6 @@ not, 2 on bad input.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -70,34 +69,11 @@ def run(program: str, controller: str, seed: int, initial_state: str, frames: Pa
 
     Exit 0 when PROGRAM's post-condition holds at the end, 1 when not, 2 on bad input.
     """
-    from asg.planning.programs import fetch_library
+    from asg.envs.fetch import RenderError, run_program
 
-    library = fetch_library()
     try:
-        name = library.get(program).name
-    except KeyError:
-        raise AsgError(f"unknown program {program!r}; `asg programs` lists all "
-                       f"{len(library)}") from None
-    if frames is not None:
-        os.environ.setdefault("MUJOCO_GL", "egl")
-    from asg.envs.fetch import FetchBlocksEnv, FrameRecorder, RenderError, ScriptedController, execute_program
-
-    env = FetchBlocksEnv(initial_state=initial_state, max_steps=None,
-                         render_mode="rgb_array" if frames is not None else None, width=320, height=320)
-    options = {"program": name} if library.get(name).atomic else {}
-    env.reset(seed=seed, options=options)
-    try:
-        writer = FrameRecorder(env, frames, frame_every) if frames is not None else None
+        episode = run_program(program, seed, initial_state, frames, frame_every)
     except RenderError as err:
         raise AsgError(f"--frames: {err}") from None
-    click.echo(f"{name} (seed {seed}, {initial_state} start)")
-    click.echo("  start: " + " ".join(sorted(map(str, env.atoms()))))
-    result = execute_program(env, name, ScriptedController(), on_step=writer)
-    for line in result.lines():
-        click.echo(line)
-    click.echo("  end:   " + " ".join(sorted(map(str, env.atoms()))))
-    if writer is not None:
-        click.echo(f"wrote {writer.count} frames to {frames}")
-    env.close()
-    click.echo(result.verdict())
-    sys.exit(0 if result.success else 1)
+    click.echo("\n".join(episode.lines()))
+    sys.exit(0 if episode.run.success else 1)

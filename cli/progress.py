@@ -93,7 +93,8 @@ def _clock(seconds: float) -> str:
 
 class Stages:
     """Draws a library's ``progress(stage, count, total, note)`` calls (``run_dir.StageProgress``):
-    one :class:`Progress` per stage, closed when the next stage starts or at :meth:`close`."""
+    one :class:`Progress` per stage (in ``UNITS``, else env steps), closed as ``done`` when the next
+    stage starts, or at :meth:`close` with its reason."""
 
     UNITS = {"goal policy": "cycle", "behaviour data": "episode", "behaviour model fit": "epoch",
              "meta-controller": "iteration"}
@@ -105,7 +106,7 @@ class Stages:
 
     def __call__(self, stage: str, count: int, total: int, note: str = "") -> None:
         if stage != self._stage:
-            self.close()
+            self.close("done" if self._stage is not None else None)
             self._stage = stage
             self._bar = Progress(total, count, label=stage, unit=self.UNITS.get(stage, "step"),
                                  quiet=self.quiet, stream=self.stream)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from asg.cli.options import (
     split_list,
     world_parts,
 )
-from asg.cli.progress import Progress
+from asg.cli.progress import Stages
 from asg.planning.errors import AsgError
 
 ASGRL = "asgrl"
@@ -97,15 +96,6 @@ def _eval_scope_error(option: str, scope: frozenset[str], workflow: str) -> str:
     if option == "RUN_DIR":
         return f"RUN_DIR: not used with --domain {fetch.DOMAIN}"
     return f"{option}: only with --suite {' or '.join(sorted(scope))}"
-
-
-def progress_bar(total: int, initial: int, quiet: bool, label: str) -> tuple[Progress, Callable[..., None]]:
-    """A ``Progress`` over env steps and the ASGRL trainer's ``progress(steps, stats, state)`` callback."""
-    bar = Progress(total, initial, label=label, unit="step", quiet=quiet)
-
-    def update(steps: int, stats: Any, state: Any) -> None:
-        bar.update(steps, f"success {state.rows[-1]['success_rate']:.2f}" if state.rows else None)
-    return bar, update
 
 
 @click.command("train", short_help="Train ASGRL on a domain (or the Fetch pipeline).")
@@ -175,7 +165,7 @@ def train_cmd(ctx: click.Context, **params: Any) -> None:
 
 
 def _train_asgrl(p: dict[str, Any]) -> None:
-    from asg.learning.asgrl.trainer import TrainRun, run_config, train
+    from asg.learning.asgrl.trainer import TrainRun, run_config, stage_label, train
     from asg.learning.run_dir import default_run_path, describe_files
 
     plugin = _plugin(p)
@@ -195,15 +185,14 @@ def _train_asgrl(p: dict[str, Any]) -> None:
                              final_eval_epsilon=p["eval_epsilon"], curve_eval=p["curve_eval"])
         # the model is read, the subgoals built and checked before any file is written
         run = TrainRun.create(p["out"] or default_run_path("runs", domain, p["method"], p["seed"]), cfg, plugin=plugin)
-    bar, update = progress_bar(run.cfg.total_steps, run.start_steps, p["quiet"], f"{run.cfg.domain}/{run.cfg.method}")
-    reason = None
+    stages, reason = Stages(quiet=p["quiet"]), None
     try:
-        result = train(run.cfg, run.binding, run_dir=run.run_dir, resume=run.resumed, progress=update,
+        result = train(run.cfg, run.binding, run_dir=run.run_dir, resume=run.resumed, progress=stages,
                        subgoals=run.subgoals)
-        bar.update(result.env_steps)
+        stages(stage_label(run.cfg), result.env_steps, run.cfg.total_steps)
         reason = result.stop_reason()
     finally:
-        bar.close(reason)
+        stages.close(reason)
     echo_result(result, p["as_json"])
     if result.status == "interrupted":
         click.echo(f"interrupted; continue with: asg train --resume {run.run_dir.path}", err=True)
@@ -315,21 +304,12 @@ def compare_cmd(domain: str, methods: tuple[str, ...], seeds: int, steps: int | 
     binding = bind_domain(domain)
     overrides = {key: value for key, value in (("final_eval_epsilon", eval_epsilon), ("curve_eval", curve_eval),
                                                ("eval_episodes", eval_episodes)) if value is not None}
-    bars: list[Progress] = []
-
-    def on_start(cfg: Any) -> Any:
-        for bar in bars:
-            bar.close("run done")
-        bar, update = progress_bar(cfg.total_steps, 0, quiet, f"{cfg.method} seed {cfg.seed}")
-        bars[:] = [bar]
-        return update
-
+    stages = Stages(quiet=quiet)
     try:
         runs = run_grid(domain, chosen, list(range(seeds)), out, steps=steps, overrides=overrides or None,
-                        binding=binding, preset=preset, on_start=on_start)
+                        binding=binding, preset=preset, progress=stages)
     finally:
-        for bar in bars:
-            bar.close("run done")
+        stages.close("done")
     payload = write_report(domain, runs, out)
     if as_json:
         click.echo(json.dumps(payload["summary"], indent=2, sort_keys=True))

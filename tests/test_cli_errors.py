@@ -252,7 +252,9 @@ def test_stage_progress_counts_each_stage_in_its_own_unit():
     stages.close("done")
     lines = stream.getvalue().splitlines()
     assert lines[0].startswith("behaviour data: 5/10 episodes (50 %)")
-    assert lines[1].startswith("meta-controller: 100/200 iterations (50 %)") and lines[-1].endswith("done")
+    assert lines[1].startswith("behaviour data: 5/10 episodes") and lines[1].endswith("done")  # the next began
+    assert lines[2].startswith("meta-controller: 100/200 iterations (50 %)") and lines[-1].endswith("done")
+    assert len(lines) == 4
 
 
 def test_stop_reasons():
@@ -272,7 +274,7 @@ def test_train_reports_files_and_next_commands(tmp_path):
     result = run("train", "--domain", "mario", "--steps", "3000", "--eval-episodes", "1", "--out", out)
     assert result.exit_code == 0, result.output
     assert "\r" not in result.stderr and len(result.stderr.splitlines()) <= 13
-    assert result.stderr.splitlines()[-1].startswith("mario/asgrl: 3000/3000 steps (100 %)")
+    assert result.stderr.splitlines()[-1].startswith("mario/asgrl seed 0: 3000/3000 steps (100 %)")
     assert f"wrote {out}: checkpoint" in result.stdout and "result.json" in result.stdout
     assert f"asg eval {out}" in result.stdout and "asg landmarks mario" in result.stdout
 

@@ -143,20 +143,20 @@ def test_an_interrupt_checkpoints_and_resume_continues(tmp_path, monkeypatch, si
 
     from asg.cli import train_cmds
 
-    real = train_cmds.progress_bar
+    real = train_cmds.Stages
 
-    def interrupting_bar(total, initial, quiet, label):
-        bar, update = real(total, initial, True, label)
-        calls = []
+    class InterruptingStages(real):
+        """Progress that raises the signal at the third episode's progress call."""
 
-        def update_and_interrupt(steps, stats, state):
-            update(steps, stats, state)
-            calls.append(steps)
-            if len(calls) == 3:
+        calls = 0
+
+        def __call__(self, stage, count, total, note=""):
+            super().__call__(stage, count, total, note)
+            InterruptingStages.calls += 1
+            if InterruptingStages.calls == 3:
                 signal.raise_signal(getattr(signal, signame))
-        return bar, update_and_interrupt
 
-    monkeypatch.setattr(train_cmds, "progress_bar", interrupting_bar)
+    monkeypatch.setattr(train_cmds, "Stages", InterruptingStages)
     out = tmp_path / "run"
     result = run("train", "--domain", "mario", "--steps", "50000", "--out", str(out), "--json")
     assert result.exit_code == 130, result.output
@@ -164,7 +164,7 @@ def test_an_interrupt_checkpoints_and_resume_continues(tmp_path, monkeypatch, si
     partial = json.loads((out / "result.json").read_text())
     assert partial["status"] == "interrupted" and 0 < partial["env_steps"] < 50_000
     assert (out / "checkpoint.npz").is_file()
-    monkeypatch.setattr(train_cmds, "progress_bar", real)
+    monkeypatch.setattr(train_cmds, "Stages", real)
     resumed = run("train", "--resume", str(out), "--steps", str(partial["env_steps"] + 2000), "--json", "--quiet")
     assert resumed.exit_code == 0, resumed.output
     assert json.loads(resumed.stdout)["env_steps"] == partial["env_steps"] + 2000

@@ -83,20 +83,16 @@ def test_run_grid_reuses_finished_resumes_interrupted_and_refuses_a_foreign_conf
     cfg = make_config("mario", "goal-q", "paper", seed=0, total_steps=3000, eval_interval=1000, eval_episodes=1)
     overrides = {"eval_interval": 1000, "eval_episodes": 1}
     calls = []
-    stop = {"n": 0}
 
-    def on_start(c):
-        calls.append(c.seed)
-
-        def progress(steps, stats, state):
-            stop["n"] += 1
-        return progress
+    def progress(stage, steps, total, note):
+        if stage not in calls:
+            calls.append(stage)
     # A finished cell is reused, even through a different call.
     first = run_grid("mario", ["goal-q"], [0], tmp_path, steps=3000, overrides=overrides, preset="paper",
-                     reuse=True, on_start=on_start)
+                     reuse=True, progress=progress)
     again = run_grid("mario", ["goal-q"], [0], tmp_path, steps=3000, overrides=overrides, preset="paper",
-                     reuse=True, on_start=on_start)
-    assert calls == [0] and again[0].result.to_json() == first[0].result.to_json() | {
+                     reuse=True, progress=progress)
+    assert calls == ["mario/goal-q seed 0"] and again[0].result.to_json() == first[0].result.to_json() | {
         "wall_seconds": round(first[0].result.wall_seconds, 3)}
     assert finished_run(tmp_path / "goal-q" / "seed0", cfg).to_json() == again[0].result.to_json()
     with pytest.raises(ConfigError, match="another config"):

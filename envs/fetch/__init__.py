@@ -75,7 +75,7 @@ if TYPE_CHECKING:  # for readers and type checkers; at run time ``__getattr__`` 
         block_positions,
     )
     from asg.envs.fetch.permutation import rotate_goal, rotate_observation, unrotate_goal, unrotate_observation
-    from asg.envs.fetch.runner import execute_program, multistep_programs, run_sequence
+    from asg.envs.fetch.runner import execute_program, multistep_programs, run_program, run_sequence
     from asg.envs.fetch.scripted import ScriptedConfig, ScriptedController, run_atomic
     from asg.envs.fetch.simulation import SimState, Simulation
 
@@ -109,7 +109,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     **_names("behaviour_model", "CallTree", "ExactBehaviourModel", "plan_program", "state_with_blocks"),
     **_names("scripted", "ScriptedConfig", "ScriptedController", "run_atomic"),
     **_names("expert", "expert_action", "expert_actions"),
-    **_names("runner", "execute_program", "multistep_programs", "run_sequence"),
+    **_names("runner", "execute_program", "multistep_programs", "run_program", "run_sequence"),
     # n simulations in lock-step, the world as a goal task
     **_names("batch", "EpisodeStart", "FetchBatch", "FetchTask", "uniform_goal"),
     **_names("frames", "FrameRecorder", "RenderError"),
@@ -141,6 +141,6 @@ __all__ = [
     "Zone", "acting_block", "applicable", "atomic_name", "atomic_programs", "block_index", "block_positions",
     "block_relations", "execute_program", "expert_action", "expert_actions", "goals_reached", "library_program",
     "multistep_programs", "plan_program", "post_holds", "program_goal", "rotate_goal", "rotate_observation",
-    "run_atomic", "run_sequence", "sample_layout", "state_atoms", "state_with_blocks", "uniform_goal",
+    "run_atomic", "run_program", "run_sequence", "sample_layout", "state_atoms", "state_with_blocks", "uniform_goal",
     "unrotate_goal", "unrotate_observation",
 ]

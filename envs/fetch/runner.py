@@ -7,12 +7,17 @@ real state. Success is the program's ψ on the final real state.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from asg.envs.fetch import labeler
 from asg.envs.fetch.behaviour_model import CallTree, ExactBehaviourModel, plan_program
+from asg.envs.fetch.env import FetchBlocksEnv
+from asg.envs.fetch.frames import FrameRecorder
+from asg.envs.fetch.goal_setter import UnknownProgramError
 from asg.envs.fetch.layout import BLOCK_COLOURS, N_BLOCKS
 from asg.envs.fetch.scripted import AtomicRun, ScriptedController, run_atomic
 from asg.planning.programs import fetch_library
@@ -78,6 +83,52 @@ def execute_program(env, name: str, controller: ScriptedController | None = None
         obs = env.observation()["observation"]
         plan = plan_program(obs, program.name, library, model)
     return ProgramRun(program.name, True, True, first, tuple(calls))
+
+
+@dataclass(frozen=True)
+class ProgramEpisode:
+    """One program run from a fresh start (``run_program``): the atoms before and after, the run."""
+
+    seed: int
+    initial_state: str
+    start: tuple[str, ...]
+    run: ProgramRun
+    end: tuple[str, ...]
+    frames: int | None = None  # PNG frames written (None: not recorded)
+    frames_folder: str = ""
+
+    def lines(self) -> list[str]:
+        """The start, the plan and calls, the end and the verdict, for a terminal."""
+        out = [f"{self.run.program} (seed {self.seed}, {self.initial_state} start)", "  start: " + " ".join(self.start),
+               *self.run.lines(), "  end:   " + " ".join(self.end)]
+        if self.frames is not None:
+            out.append(f"wrote {self.frames} frames to {self.frames_folder}")
+        return out + [self.run.verdict()]
+
+
+def run_program(name: str, seed: int = 0, initial_state: str = "table", frames: str | Path | None = None,
+                frame_every: int = 5) -> ProgramEpisode:
+    """Program ``name`` (any of the library's, case-insensitive) from a fresh ``initial_state``
+    seeded with ``seed``, executed by the scripted controller (``execute_program``); with ``frames``,
+    every ``frame_every``-th step rendered to PNG files there (a ``RenderError`` without GL)."""
+    library = fetch_library()
+    try:
+        program = library.get(name)
+    except KeyError:
+        raise UnknownProgramError(f"unknown program {name!r}; `asg programs` lists all {len(library)}") from None
+    if frames is not None:
+        os.environ.setdefault("MUJOCO_GL", "egl")  # read when MuJoCo renders first; osmesa on a CPU
+    env = FetchBlocksEnv(initial_state=initial_state, max_steps=None,
+                         render_mode="rgb_array" if frames is not None else None, width=320, height=320)
+    try:
+        env.reset(seed=seed, options={"program": program.name} if program.atomic else {})
+        writer = FrameRecorder(env, frames, frame_every) if frames is not None else None
+        start = tuple(sorted(map(str, env.atoms())))
+        run = execute_program(env, program.name, ScriptedController(), on_step=writer)
+        return ProgramEpisode(seed, initial_state, start, run, tuple(sorted(map(str, env.atoms()))),
+                              None if writer is None else writer.count, str(frames or ""))
+    finally:
+        env.close()
 
 
 @dataclass(frozen=True)

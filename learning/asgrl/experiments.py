@@ -19,11 +19,11 @@ import numpy as np
 
 from asg.learning.asgrl.config import TrainConfig, config_to_dict, make_config, merge_overrides
 from asg.learning.asgrl.evaluation import curve_on_grid, mean_band, step_grid
-from asg.learning.asgrl.trainer import Progress, TrainResult, TrainRun, train
+from asg.learning.asgrl.trainer import TrainResult, TrainRun, train
 from asg.learning.errors import ConfigError
 from asg.learning.plots import Band, plot_bands
 from asg.learning.registry import METHODS, DomainBinding
-from asg.learning.run_dir import CHECKPOINT, CONFIG, RESULT, RunDir, atomic_write, atomic_write_json
+from asg.learning.run_dir import CHECKPOINT, CONFIG, RESULT, RunDir, StageProgress, atomic_write, atomic_write_json
 
 
 @dataclass(frozen=True)
@@ -66,11 +66,11 @@ def finished_run(path: str | Path, cfg: TrainConfig) -> TrainResult | None:
 def run_grid(domain: str, methods: Sequence[str], seeds: Sequence[int], out: str | Path | None, *,
              steps: int | None = None, overrides: dict[str, Any] | None = None, model: str | None = None,
              binding: DomainBinding | None = None, preset: str = "asg", reuse: bool = False,
-             on_start: Callable[[TrainConfig], Progress | None] | None = None,
+             progress: StageProgress | None = None,
              on_done: Callable[[GridRun, bool], None] | None = None) -> list[GridRun]:
-    """Train every method x seed; ``on_start(cfg)`` may return a progress callback and
-    ``on_done(run, reused)`` hears of each finished cell. With ``reuse`` (needs ``out``), finished
-    runs of the same config are read back and interrupted ones resumed."""
+    """Train every method x seed; ``progress`` hears each trained cell's episodes (its stage is the
+    cell's ``trainer.stage_label``) and ``on_done(run, reused)`` of each finished cell. With ``reuse``
+    (needs ``out``), finished runs of the same config are read back and interrupted ones resumed."""
     runs: list[GridRun] = []
     for method in methods:
         for seed in seeds:
@@ -88,7 +88,6 @@ def run_grid(domain: str, methods: Sequence[str], seeds: Sequence[int], out: str
                 else:  # a new folder keeps config.json, subgoals.json and landmarks.json
                     created = TrainRun.create(path, cfg, binding)
                     run_dir, subgoals, binding = created.run_dir, created.subgoals, created.binding
-                progress = on_start(cfg) if on_start is not None else None
                 result = train(cfg, binding, run_dir=run_dir, resume=resume, progress=progress, subgoals=subgoals)
                 run = GridRun(method, seed, result, tuple(run_dir.read_metrics()) if run_dir is not None else ())
             runs.append(run)

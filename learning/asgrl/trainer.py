@@ -28,7 +28,7 @@ from asg import pddl_models
 from asg.envs import plugins
 from asg.envs.domains import get_domain
 from asg.learning.asgrl.config import PRESETS, TrainConfig, make_config, merge_overrides
-from asg.learning.asgrl.episode import EpisodeStats, Learner
+from asg.learning.asgrl.episode import Learner
 from asg.learning.asgrl.evaluation import epsilon_eval_seeds, eval_seeds, evaluate
 from asg.learning.asgrl.subgoals import SubgoalSet
 from asg.learning.configio import FieldError, override_file
@@ -42,10 +42,8 @@ from asg.learning.registry import (
     uses_landmarks,
 )
 from asg.learning.results import Status
-from asg.learning.run_dir import CHECKPOINT, RunDir, StopOnSignal
+from asg.learning.run_dir import CHECKPOINT, RunDir, StageProgress, StopOnSignal
 from asg.planning import compute_landmarks
-
-Progress = Callable[[int, EpisodeStats, "TrainerState"], None]
 
 
 @dataclass
@@ -149,11 +147,17 @@ def _eval_row(learner: Learner, env: Any, binding: DomainBinding, cfg: TrainConf
             "wall_seconds": round(wall, 3)}
 
 
+def stage_label(cfg: TrainConfig) -> str:
+    """The stage name a run's ``progress`` calls carry: ``mario/asgrl seed 0``."""
+    return f"{cfg.domain}/{cfg.method} seed {cfg.seed}"
+
+
 def train(cfg: TrainConfig, binding: DomainBinding | None = None, *, run_dir: RunDir | None = None,
-          resume: bool = False, progress: Progress | None = None,
+          resume: bool = False, progress: StageProgress | None = None,
           should_stop: Callable[[], bool] | None = None, subgoals: SubgoalSet | None = None) -> TrainResult:
     """Train (or resume from ``run_dir``'s checkpoint) and return the final result. ``subgoals``: the
-    learner's subgoals when the caller has them (``TrainRun``); else the run folder's or the model's."""
+    learner's subgoals when the caller has them (``TrainRun``); else the run folder's or the model's.
+    ``progress(stage_label(cfg), env_steps, total_steps, note)`` is called after every episode."""
     if run_dir is None:
         if resume:
             raise ValueError("resume needs a run directory")
@@ -168,7 +172,7 @@ def train(cfg: TrainConfig, binding: DomainBinding | None = None, *, run_dir: Ru
 
 
 def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | None, resume: bool,
-           progress: Progress | None, should_stop: Callable[[], bool], subgoals: SubgoalSet | None) -> TrainResult:
+           progress: StageProgress | None, should_stop: Callable[[], bool], subgoals: SubgoalSet | None) -> TrainResult:
     binding = binding or bind_domain(cfg.domain, cfg.model)
     if subgoals is None:
         resumed = resume and run_dir is not None
@@ -231,7 +235,8 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
             state.recent = (state.recent + [stats.success])[-20:]
             between_episodes = True
             if progress is not None:
-                progress(learner.env_steps, stats, state)
+                progress(stage_label(cfg), learner.env_steps, cfg.total_steps,
+                         f"success {state.rows[-1]['success_rate']:.2f}" if state.rows else "")
             if learner.env_steps >= state.next_eval:
                 between_episodes = False
                 record_eval()
