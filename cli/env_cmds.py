@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from asg.cli.options import LazyChoice, ModelPath, world_parts
+from asg.cli.options import LazyChoice, ModelPath, own_world_as_options, world_parts
 from asg.planning.errors import AsgError
 
 EXIT_UNKNOWN = 3
@@ -87,14 +87,10 @@ def mvtr(domain_name: str | None, env_id: str | None, labeler: str | None, model
     trace reached the goal: explore more with --episodes / --max-steps).
     """
     from asg.envs.mvtr_traces import ExplorationConfig, run_mvtr
-    from asg.envs.plugins import PluginError
 
-    config = ExplorationConfig(episodes, max_steps, branch_steps, seed)
-    try:
+    with own_world_as_options():
         spec, checked = _spec(domain_name, env_id, labeler, model)
-        report = run_mvtr(spec, checked, config)
-    except PluginError as err:  # the library names its parameter; the user typed the option
-        raise AsgError(f"--{err.param} {err.value}: {err.reason}") from None
+        report = run_mvtr(spec, checked, ExplorationConfig(episodes, max_steps, branch_steps, seed))
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2, sort_keys=True))
     else:

@@ -181,6 +181,18 @@ def fields_as_options(**renamed: str) -> Iterator[None]:
         raise AsgError(f"{flag(name)}: {err.detail}") from None
 
 
+@contextlib.contextmanager
+def own_world_as_options() -> Iterator[None]:
+    """A world of the user's own that cannot be built (``envs.plugins.PluginError``, naming its
+    parameter ``env``, ``labeler`` or ``model``) as one line naming that option."""
+    from asg.envs.plugins import PluginError
+
+    try:
+        yield
+    except PluginError as err:
+        raise AsgError(f"--{err.param} {err.value}: {err.reason}") from None
+
+
 def echo_result(result: Any, as_json: bool) -> None:
     """A result object for the user: ``to_json()`` as sorted JSON, else its ``lines()`` or ``to_text()``."""
     if as_json:

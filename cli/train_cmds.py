@@ -24,6 +24,7 @@ from asg.cli.options import (
     echo_result,
     fields_as_options,
     flag,
+    own_world_as_options,
     print_next,
     refuse_out_of_scope,
     split_list,
@@ -165,10 +166,10 @@ def train_cmd(ctx: click.Context, **params: Any) -> None:
 
 
 def _train_asgrl(p: dict[str, Any]) -> None:
-    from asg.learning.asgrl.trainer import TrainRun, run_config, stage_label, train
+    from asg.learning.asgrl.trainer import TrainRun, own_world, run_config, stage_label, train
     from asg.learning.run_dir import default_run_path, describe_files
 
-    plugin = _plugin(p)
+    own = world_parts(p["domain"], p["env_id"], p["labeler"], p["model"])
     if p["resume"] is not None:
         given = [name for name in RESUME_REFUSES if p[name] is not None]
         if given:
@@ -176,7 +177,13 @@ def _train_asgrl(p: dict[str, Any]) -> None:
         run = TrainRun.resume(p["resume"], steps=p["steps"])
         _family(run.cfg.domain)
     else:
-        domain = p["domain"] if plugin is None else _register_plugin(plugin)
+        if p["observation"] is not None and not own:
+            raise AsgError("--observation: only with --env (a world of your own)")
+        domain, plugin = p["domain"], None
+        if own:
+            with own_world_as_options():
+                domain, plugin = own_world(p["env_id"], p["labeler"], p["model"], observation=p["observation"],
+                                           skills=p["skills"])
         model = plugin["model"] if plugin is not None else str(p["model"]) if p["model"] else None
         with fields_as_options(total_steps="steps", final_eval_epsilon="eval_epsilon"):
             cfg = run_config(domain, p["method"], p["preset"] or "asg", seed=p["seed"], model=model,
@@ -204,30 +211,6 @@ def _train_asgrl(p: dict[str, Any]) -> None:
                                                   "against the paper's baselines")]
         print_next((f"asg eval {run.run_dir.path}", "re-evaluate the frozen greedy policy"),
                    (f"asg landmarks {run.model_name}", "the subgoals its skills were learned for"), *compare)
-
-
-def _register_plugin(plugin: dict[str, str]) -> str:
-    from asg.envs.plugins import PluginError
-    from asg.learning.asgrl.trainer import plugin_domain
-
-    try:
-        return plugin_domain(**plugin)
-    except PluginError as err:  # the library names its parameter; the user typed the option
-        raise AsgError(f"--{err.param} {err.value}: {err.reason}") from None
-
-
-def _plugin(p: dict[str, Any]) -> dict[str, str] | None:
-    """The parts of a plug-in world given with --env, --labeler and --model (None without --env)."""
-    if not world_parts(p["domain"], p["env_id"], p["labeler"], p["model"]):
-        if p["observation"] is not None and p["resume"] is None:
-            raise AsgError("--observation: only with --env (a world of your own)")
-        return None
-    from asg.learning.asgrl.trainer import learner_observation
-
-    folder = str(Path.cwd())  # where the labeler was imported from: resume and eval import it there too
-    observation = p["observation"] or learner_observation(p["env_id"], p["skills"], folder)
-    return {"env": p["env_id"], "labeler": p["labeler"], "model": str(Path(p["model"]).resolve()),
-            "folder": folder, "observation": observation}
 
 
 @click.command("eval", short_help="Re-evaluate a saved run, or the Fetch programs.")

@@ -283,6 +283,18 @@ def plugin_domain(env: str, labeler: str, model: str, folder: str | None = None,
     return spec.name
 
 
+def own_world(env: str, labeler: str, model: str | Path, *, observation: str | None = None,
+              skills: str | None = None) -> tuple[str, dict[str, str]]:
+    """Register the plug-in world of ``env`` / ``labeler`` / ``model``, imported from the current folder
+    (``plugin_domain``), and return its domain name and the parts a run folder keeps so that resume
+    and eval rebuild it (imported from that same folder). ``observation`` None: the one the
+    ``skills`` learner needs (``learner_observation``)."""
+    folder = str(Path.cwd())
+    parts = {"env": env, "labeler": labeler, "model": str(Path(model).resolve()), "folder": folder,
+             "observation": observation or learner_observation(env, skills, folder)}
+    return plugin_domain(**parts), parts
+
+
 def learner_observation(env: str, skills: str | None, folder: str | None = None) -> str:
     """The observation a plug-in world gives a learner when the user names none: the Markov
     ``state`` for Q tables; for deep skills Minigrid's egocentric ``view`` (one policy for every
