@@ -1,7 +1,7 @@
 """Parameter types shared by every ``asg`` command: one meaning per option name, checked early.
 
 - ``ModelPath``: a PDDL file, or a bundled model's name (``asg models`` lists them).
-- ``InputPath``: an existing file or folder (an empty string is refused, not read as ``.``).
+- ``existing``: an existing file or folder (``click.Path``).
 - ``OutputPath``: where a command will write a file or a folder, checked before any work starts
   (``asg.learning.atomic.check_writable``: the parent exists, the place is writable, a file is not
   meant where a folder stands, ``/dev/null`` is no file).
@@ -52,32 +52,10 @@ class ModelPath(click.ParamType):
         return pddl_models.resolve(value)
 
 
-class InputPath(click.ParamType):
-    """An existing file (``kind="file"``), folder (``"dir"``) or either (``"any"``)."""
-
-    name = "path"
-
-    def __init__(self, kind: str = "file") -> None:
-        if kind not in ("file", "dir", "any"):
-            raise ValueError(kind)
-        self.kind = kind
-
-    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:  # type: ignore[override]
-        return {"file": "FILE", "dir": "DIR", "any": "PATH"}[self.kind]
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
-        name = option_name(param)
-        text = str(value)
-        if not text.strip():
-            raise AsgError(f"{name}: an empty path")
-        path = Path(text).expanduser()
-        if not path.exists():
-            raise AsgError(f"{name} {text}: no such {'folder' if self.kind == 'dir' else 'file'}")
-        if self.kind == "file" and path.is_dir():
-            raise AsgError(f"{name} {text}: is a folder, not a file")
-        if self.kind == "dir" and not path.is_dir():
-            raise AsgError(f"{name} {text}: is a file, not a folder")
-        return path
+def existing(kind: str = "file") -> click.Path:
+    """An existing file (``kind="file"``), folder (``"dir"``) or either (``"any"``): click's own check,
+    whose error names the option."""
+    return click.Path(exists=True, file_okay=kind != "dir", dir_okay=kind != "file", path_type=Path)
 
 
 class OutputPath(click.ParamType):

@@ -17,11 +17,11 @@ import click
 
 from asg.cli import fetch_programs_cmds as fetch
 from asg.cli.options import (
-    InputPath,
     LazyChoice,
     ModelPath,
     OutputPath,
     echo_result,
+    existing,
     fields_as_options,
     flag,
     own_world_as_options,
@@ -117,7 +117,7 @@ def _eval_scope_error(option: str, scope: frozenset[str], workflow: str) -> str:
 @click.option("--steps", type=click.IntRange(min=1), help="ASGRL: env-step budget (default 500000).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--out", type=OutputPath("dir"), help="Run folder (default runs/<domain>-<method>-seed<N>).")
-@click.option("--config", "config_file", type=InputPath("file"),
+@click.option("--config", "config_file", type=existing("file"),
               help="JSON file of config fields over the preset (ASGRL, or one fetch-programs --stage).")
 @click.option("--resume", type=click.Path(path_type=Path, file_okay=False), help="Continue the run in DIR.")
 @click.option("--eval-episodes", type=click.IntRange(min=1), help="ASGRL: greedy episodes per evaluation point.")
@@ -136,11 +136,11 @@ def _eval_scope_error(option: str, scope: frozenset[str], workflow: str) -> str:
 @click.option("--goal-policy-epochs", type=click.IntRange(min=1),
               help="fetch-programs pipeline: the goal policy trains to epoch N of its schedule, the stages after "
                    "it use it as it is then (a larger N continues it).")
-@click.option("--policy", type=InputPath("any"), help="behaviour-model: the goal policy (default: the shipped one).")
+@click.option("--policy", type=existing("any"), help="behaviour-model: the goal policy (default: the shipped one).")
 @click.option("--episodes", type=click.IntRange(min=1), help="behaviour-model: episodes to collect.")
 @click.option("--world-model", type=click.Choice(fetch.WORLD_MODELS),
               help="fetch-programs: the model the meta-controller searches in (default learned).")
-@click.option("--behaviour-model", type=InputPath("any"),
+@click.option("--behaviour-model", type=existing("any"),
               help="meta-controller: the learned model file (default: the shipped one).")
 @click.option("--iterations", type=click.IntRange(min=1), help="meta-controller: training iterations.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -221,15 +221,15 @@ def _train_asgrl(p: dict[str, Any]) -> None:
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--suite", type=click.Choice(fetch.SUITES), help="fetch-programs: which programs (default atomic).")
 @click.option("--programs", "program_list", metavar="A,B", help="atomic: only these programs (comma-separated).")
-@click.option("--policy", type=InputPath("any"), help="fetch-programs: goal policy (default: the shipped one).")
+@click.option("--policy", type=existing("any"), help="fetch-programs: goal policy (default: the shipped one).")
 @click.option("--starts", type=click.Choice(["table", "chained"]),
               help="atomic: every block on the table (default) or set up as inside a non-atomic program.")
 @click.option("--mode", type=click.Choice(fetch.MODES), help="non-atomic: inference mode (default replan).")
-@click.option("--checkpoint", type=InputPath("any"),
+@click.option("--checkpoint", type=existing("any"),
               help="non-atomic: meta-controller file or run folder (default: the shipped one).")
 @click.option("--world-model", type=click.Choice(fetch.WORLD_MODELS),
               help="non-atomic: the model searched in (default learned).")
-@click.option("--behaviour-model", type=InputPath("any"), help="non-atomic: learned model (default: the shipped one).")
+@click.option("--behaviour-model", type=existing("any"), help="non-atomic: learned model (default: the shipped one).")
 @click.option("--psi-prunings", type=click.Choice(["on", "off"]),
               help="non-atomic: override the meta-controller's ψ prunings (ours; off: the paper's masks).")
 @click.option("--stop-at-expansion", type=click.Choice(["on", "off"]),
