@@ -350,14 +350,6 @@ class RunDir:
         self.save_state(CHECKPOINT_KIND, {"learner": learner.state_dict(), "state": state},
                         {**identity(cfg), "env_steps": steps}, {"env_steps": steps})
 
-    def checkpoint_steps(self) -> int:
-        """Env steps of the saved checkpoint (0 when there is none or it is unreadable)."""
-        try:
-            meta = json.loads((self.path / CHECKPOINT_META).read_text())
-            return int(meta.get("env_steps", 0))
-        except (OSError, ValueError, AttributeError, TypeError):
-            return 0
-
     def load_checkpoint(self, cfg: TrainConfig | None = None, binding: Any = None,
                         subgoals: SubgoalSet | None = None) -> dict[str, Any]:
         """``{"learner", "state", "meta"}``: the learner rebuilt from the run's config and its saved

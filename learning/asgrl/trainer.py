@@ -387,7 +387,6 @@ class TrainRun:
     subgoals: SubgoalSet
     run_dir: RunDir
     resumed: bool = False
-    start_steps: int = 0
 
     @classmethod
     def create(cls, path: str | Path, cfg: TrainConfig, binding: DomainBinding | None = None,
@@ -419,7 +418,7 @@ class TrainRun:
             ended = parts.get("episode_limit") or "the skill budget"
             raise DomainError(f"{run_dir.path}: its episodes ended at {ended} steps, the {cfg.domain} "
                               f"world's own end at {binding.episode_limit}; start a new run")
-        return cls(cfg, binding, run_dir.subgoals(cfg, binding), run_dir, True, run_dir.checkpoint_steps())
+        return cls(cfg, binding, run_dir.subgoals(cfg, binding), run_dir, True)
 
     @property
     def model_name(self) -> str:
