@@ -29,22 +29,6 @@ def _domain_names() -> list[str]:
     return domain_names()
 
 
-class DomainChoice(LazyChoice):
-    """``click.Choice`` over asg's domains and the plug-ins registered *now* (read at each use, not
-    at import, so ``asg`` starts fast and a domain registered later from Python is a choice too)."""
-
-    def __init__(self) -> None:
-        super().__init__(_domain_names)
-
-    @property  # type: ignore[override]
-    def choices(self) -> tuple[str, ...]:
-        return tuple(self._source())
-
-    @choices.setter
-    def choices(self, value: Any) -> None:  # the names are always read afresh
-        pass
-
-
 def _spec(domain: str | None, env: str | None, labeler: str | None, model: Path | None) -> tuple[Any, Path | None]:
     """The domain to explore and the model to check (None: the domain's own), from the options."""
     from asg.envs.domains import get_domain
@@ -59,7 +43,7 @@ def _spec(domain: str | None, env: str | None, labeler: str | None, model: Path 
 
 
 @click.command("mvtr", short_help="Check a model is an MVTR of a domain's env (ASGRL).")
-@click.option("--domain", "domain_name", type=DomainChoice(),
+@click.option("--domain", "domain_name", type=LazyChoice(_domain_names),
               help="Registered domain whose env is explored (asg's own or a plug-in's).")
 @click.option("--env", "env_id", help="A world of your own instead of --domain: a Gymnasium id or "
                                      "module:callable, with --labeler and --model (examples/).")

@@ -14,31 +14,23 @@ from __future__ import annotations
 import importlib
 import signal
 import sys
-from typing import Any, NamedTuple
+from typing import Any
 
 import click
 
 from asg.planning.errors import AsgError
 
-
-class Entry(NamedTuple):
-    """Where a command lives and the short help ``asg --help`` prints for it."""
-
-    target: str  # "module:attribute"
-    short_help: str
-
-
-COMMANDS: dict[str, Entry] = {
-    "check": Entry("asg.cli.planning_cmds:check", "Check a PDDL model: declarations, types, reachability."),
-    "compare": Entry("asg.cli.train_cmds:compare_cmd", "Run methods x seeds on a domain; write Figure 3."),
-    "eval": Entry("asg.cli.train_cmds:eval_cmd", "Re-evaluate a saved run, or the Fetch programs."),
-    "fetch": Entry("asg.cli.fetch_cmds:fetch", "Run programs in the Fetch 4-block, 2-zone world."),
-    "landmarks": Entry("asg.cli.planning_cmds:landmarks", "Landmarks and orderings of a PDDL model."),
-    "models": Entry("asg.cli.planning_cmds:models", "List the bundled PDDL models and their paths."),
-    "mvtr": Entry("asg.cli.env_cmds:mvtr", "Check a model is an MVTR of a domain's env (ASGRL)."),
-    "plan": Entry("asg.cli.planning_cmds:plan", "Plan with Fast Downward; validate on asg's task."),
-    "programs": Entry("asg.cli.fetch_cmds:programs", "The Fetch program library and its hierarchy."),
-    "train": Entry("asg.cli.train_cmds:train_cmd", "Train ASGRL on a domain (or the Fetch pipeline)."),
+COMMANDS: dict[str, tuple[str, str]] = {  # name: ("module:attribute", the short help `asg --help` prints)
+    "check": ("asg.cli.planning_cmds:check", "Check a PDDL model: declarations, types, reachability."),
+    "compare": ("asg.cli.train_cmds:compare_cmd", "Run methods x seeds on a domain; write Figure 3."),
+    "eval": ("asg.cli.train_cmds:eval_cmd", "Re-evaluate a saved run, or the Fetch programs."),
+    "fetch": ("asg.cli.fetch_cmds:fetch", "Run programs in the Fetch 4-block, 2-zone world."),
+    "landmarks": ("asg.cli.planning_cmds:landmarks", "Landmarks and orderings of a PDDL model."),
+    "models": ("asg.cli.planning_cmds:models", "List the bundled PDDL models and their paths."),
+    "mvtr": ("asg.cli.env_cmds:mvtr", "Check a model is an MVTR of a domain's env (ASGRL)."),
+    "plan": ("asg.cli.planning_cmds:plan", "Plan with Fast Downward; validate on asg's task."),
+    "programs": ("asg.cli.fetch_cmds:programs", "The Fetch program library and its hierarchy."),
+    "train": ("asg.cli.train_cmds:train_cmd", "Train ASGRL on a domain (or the Fetch pipeline)."),
 }
 
 
@@ -55,49 +47,27 @@ def _interrupt(signum: int, frame: Any) -> None:
 class AsgGroup(click.Group):
     """A lazy click group that turns bad input into one clear line and exit code 2, never a traceback."""
 
-    def __init__(self, *args: Any, lazy: dict[str, Entry] | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.lazy = dict(lazy or {})
-
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*self.commands, *self.lazy})
+        return sorted({*self.commands, *COMMANDS})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in self.commands and name in self.lazy:
-            module, _, attribute = self.lazy[name].target.partition(":")
+        if name not in self.commands and name in COMMANDS:
+            module, _, attribute = COMMANDS[name][0].partition(":")
             self.commands[name] = getattr(importlib.import_module(module), attribute)
         return self.commands.get(name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """Like click's, but from the static table for commands not yet imported."""
-        names = self.list_commands(ctx)
-        if not names:
-            return
-        limit = formatter.width - 6 - max(len(name) for name in names)
-        rows = []
-        for name in names:
-            if name in self.commands:
-                rows.append((name, self.commands[name].get_short_help_str(limit)))
-            else:
-                rows.append((name, self.lazy[name].short_help))
+        """Like click's, but from the static table, importing no command."""
         with formatter.section("Commands"):
-            formatter.write_dl(rows)
+            formatter.write_dl([(name, COMMANDS[name][1]) for name in sorted(COMMANDS)])
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs["standalone_mode"] = False
         try:
             old_term = signal.signal(signal.SIGTERM, _interrupt)
         except ValueError:  # not the main thread
             old_term = None
         try:
-            return self._main(*args, **kwargs)
-        finally:
-            if old_term is not None:
-                signal.signal(signal.SIGTERM, old_term)
-
-    def _main(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            result = super().main(*args, **kwargs)
+            result = super().main(*args, **{**kwargs, "standalone_mode": False})
         except click.exceptions.NoArgsIsHelpError as err:
             click.echo(err.ctx.get_help())
             sys.exit(0)
@@ -108,20 +78,20 @@ class AsgGroup(click.Group):
         except (click.exceptions.Abort, KeyboardInterrupt):
             click.echo("interrupted", err=True)
             sys.exit(130)
-        except click.ClickException as err:
-            click.echo(error_line(err.format_message()), err=True)
-            sys.exit(err.exit_code)
-        except AsgError as err:
-            click.echo(error_line(err), err=True)
+        except (click.ClickException, AsgError) as err:
+            click.echo(error_line(err.format_message() if isinstance(err, click.ClickException) else err), err=True)
             sys.exit(err.exit_code)
         except click.exceptions.Exit as err:
             sys.exit(err.exit_code)
+        finally:
+            if old_term is not None:
+                signal.signal(signal.SIGTERM, old_term)
         if isinstance(result, int):
             sys.exit(result)
         return result
 
 
-@click.group(cls=AsgGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=AsgGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="asg")
 def main() -> None:
     """asg: symbolic planning with a reinforcement-learning backend.

@@ -5,7 +5,7 @@
 - ``OutputPath``: where a command will write a file or a folder, checked before any work starts
   (``asg.learning.atomic.check_writable``: the parent exists, the place is writable, a file is not
   meant where a folder stands, ``/dev/null`` is no file).
-- ``LazyChoice``: a ``click.Choice`` whose choices are read on first use (keeps ``asg`` fast).
+- ``LazyChoice``: a ``click.Choice`` whose choices are read at each use (keeps ``asg`` fast).
 
 Errors are ``AsgError`` lines naming the option: ``error: --out /proc/x: cannot write in /proc (...)``.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,23 +92,19 @@ def need_output_for_pictures(fmt: str, output: Path | None) -> None:
 
 
 class LazyChoice(click.Choice):
-    """A ``click.Choice`` whose choices come from ``source()`` on first use (keeps ``asg`` fast)."""
+    """A ``click.Choice`` whose choices are read from ``source()`` at each use, not at import: ``asg``
+    starts fast, and a domain a plug-in registers later is a choice too."""
 
-    def __init__(self, source: Callable[[], list[str]] | Callable[[], tuple[str, ...]],
-                 case_sensitive: bool = True) -> None:
-        self._source = source
-        self._choices: tuple[str, ...] | None = None
-        self.case_sensitive = case_sensitive
+    def __init__(self, source: Callable[[], list[str]] | Callable[[], tuple[str, ...]]) -> None:
+        self._source, self.case_sensitive = source, True
 
     @property
     def choices(self) -> tuple[str, ...]:  # type: ignore[override]
-        if self._choices is None:
-            self._choices = tuple(self._source())
-        return self._choices
+        return tuple(self._source())
 
     @choices.setter
     def choices(self, value: Any) -> None:  # click.Choice.__init__ would set it
-        self._choices = tuple(value)
+        pass
 
 
 def split_list(option: str, value: str | None, known: list[str], what: str = "name") -> list[str] | None:
@@ -128,15 +124,21 @@ def split_list(option: str, value: str | None, known: list[str], what: str = "na
     return chosen
 
 
-def refuse_out_of_scope(ctx: click.Context, scopes: dict[str, frozenset[str]], workflow: str,
-                        message: Callable[[str, frozenset[str], str], str]) -> None:
-    """A usage error for the first option given on the command line (or in the environment) whose
-    scope does not hold ``workflow``: options of one workflow are refused by the others, not ignored.
-    ``scopes`` maps a parameter name to the workflows it belongs to (absent: every workflow);
-    ``message(flag, scope, workflow)`` words the error."""
+class Scoped(click.Option):
+    """An option of some workflows only (``scope``: their names; None: of every one)."""
+
+    def __init__(self, decls: Sequence[str], scope: Iterable[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(decls, **kwargs)
+        self.scope = None if scope is None else frozenset(scope)
+
+
+def refuse_out_of_scope(ctx: click.Context, workflow: str, message: Callable[[str, frozenset[str], str], str]) -> None:
+    """A usage error for the first :class:`Scoped` option given (on the command line or in the
+    environment) outside ``workflow``: options of one workflow are refused by the others, not
+    ignored. ``message(flag, scope, workflow)`` words the error."""
     given = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
     for param in ctx.command.params:
-        scope = scopes.get(param.name or "")
+        scope = getattr(param, "scope", None)
         if scope is not None and workflow not in scope and ctx.get_parameter_source(param.name or "") in given:
             raise click.UsageError(message(option_name(param), scope, workflow), ctx)
 

@@ -3,11 +3,12 @@
 ``--domain`` picks the workflow through the library's registry (``registry.domain_family``): an
 ASGRL domain trains skills and a meta-controller (``asgrl.trainer.train``); ``fetch-programs``
 runs the AlphaNPI-X pipeline or one ``--stage`` of it (``cli.fetch_programs_cmds``). Each option
-has a scope (``TRAIN_SCOPES``, ``EVAL_SCOPES``): given outside it, it is a usage error naming the
-option, before any work starts.
+of one workflow only is ``Scoped`` to it: given in another, it is a usage error naming the option,
+before any work starts.
 """
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from asg.cli.options import (
     LazyChoice,
     ModelPath,
     OutputPath,
+    Scoped,
     echo_result,
     existing,
     fields_as_options,
@@ -34,29 +36,11 @@ from asg.cli.progress import Stages
 from asg.planning.errors import AsgError
 
 ASGRL = "asgrl"
-FETCH_TRAIN = ("pipeline", *fetch.STAGES)
-_all_fetch = frozenset(FETCH_TRAIN)
-TRAIN_SCOPES: dict[str, frozenset[str]] = {
-    **{name: frozenset({ASGRL}) for name in ("method", "model", "k", "steps", "eval_episodes", "eval_epsilon",
-                                            "curve_eval", "env_id", "labeler", "skills", "observation")},
-    "config_file": frozenset({ASGRL, *fetch.STAGES}),
-    "resume": frozenset({ASGRL, *fetch.STAGES}),
-    "preset": frozenset({ASGRL, "pipeline", *fetch.STAGES}),
-    "stage": _all_fetch, "workers": frozenset({"pipeline", "goal-policy", "meta-controller"}),
-    "ray_address": frozenset({"goal-policy", "meta-controller"}), "max_epochs": frozenset({"goal-policy"}),
-    "goal_policy_epochs": frozenset({"pipeline"}),
-    "policy": frozenset({"behaviour-model"}), "episodes": frozenset({"behaviour-model"}),
-    "world_model": frozenset({"pipeline", "meta-controller"}), "behaviour_model": frozenset({"meta-controller"}),
-    "iterations": frozenset({"meta-controller"}), "reuse_shipped": frozenset({"pipeline"}),
-}
+FETCH = ("pipeline", *fetch.STAGES)  # the workflows of --domain fetch-programs: all stages, or one
+asgrl = functools.partial(click.option, cls=Scoped, scope=[ASGRL])
+option = functools.partial(click.option, cls=Scoped)  # scope=[workflows] (absent: every workflow)
 RESUME_REFUSES = ("domain", "env_id", "observation", "model", "k", "skills", "config_file", "preset", "eval_epsilon",
                   "curve_eval", "out")  # a resumed run keeps its saved config
-EVAL_SCOPES: dict[str, frozenset[str]] = {
-    "run_dir": frozenset({ASGRL}), "suite": frozenset(fetch.SUITES), "policy": frozenset(fetch.SUITES),
-    "program_list": frozenset({"atomic"}), "starts": frozenset({"atomic"}),
-    **{name: frozenset({"non-atomic"}) for name in ("mode", "checkpoint", "world_model", "behaviour_model", "out",
-                                                    "psi_prunings", "stop_at_expansion")},
-}
 
 
 def _method_names() -> list[str]:
@@ -94,55 +78,60 @@ def _train_scope_error(option: str, scope: frozenset[str], workflow: str) -> str
 def _eval_scope_error(option: str, scope: frozenset[str], workflow: str) -> str:
     if workflow == ASGRL:
         return f"{option}: only with --domain {fetch.DOMAIN}"
-    if option == "RUN_DIR":
-        return f"RUN_DIR: not used with --domain {fetch.DOMAIN}"
     return f"{option}: only with --suite {' or '.join(sorted(scope))}"
 
 
 @click.command("train", short_help="Train ASGRL on a domain (or the Fetch pipeline).")
 @click.option("--domain", help="An ASGRL domain (household-v1, household-v2, minecraft, mario, pixel-mario, "
                                "or a plug-in's) or fetch-programs (the AlphaNPI-X pipeline).")
-@click.option("--env", "env_id", help="A world of your own instead of --domain: a Gymnasium id or "
-                                     "module:callable, with --labeler and --model (examples/).")
-@click.option("--labeler", help="With --env: module:NAME of its labeler (a dict atom -> predicate, or a Labeler).")
-@click.option("--observation", type=click.Choice(["state", "view", "env"]),
-              help="With --env: what the skills read: state (Markov, for Q tables), view (Minigrid's egocentric "
-                   "view) or env (its own); default state, with --skills deep view (Minigrid) or env.")
-@click.option("--method", type=LazyChoice(_method_names), default="asgrl", show_default=True)
-@click.option("--model", type=ModelPath(), help="ASGRL: the symbolic model (PDDL file or bundled name; "
-                                                "default: the domain's).")
-@click.option("--k", type=click.IntRange(min=1), help="ASGRL: diverse skills per landmark (all landmarks).")
-@click.option("--skills", type=click.Choice(["tabular", "deep"]),
-              help="ASGRL: Q tables, or a torch Q-network with k-means counts of end states (App. D).")
-@click.option("--steps", type=click.IntRange(min=1), help="ASGRL: env-step budget (default 500000).")
+@asgrl("--env", "env_id", help="A world of your own instead of --domain: a Gymnasium id or module:callable, "
+                               "with --labeler and --model (examples/).")
+@asgrl("--labeler", help="With --env: module:NAME of its labeler (a dict atom -> predicate, or a Labeler).")
+@asgrl("--observation", type=click.Choice(["state", "view", "env"]),
+       help="With --env: what the skills read: state (Markov, for Q tables), view (Minigrid's egocentric "
+            "view) or env (its own); default state, with --skills deep view (Minigrid) or env.")
+@asgrl("--method", type=LazyChoice(_method_names), default="asgrl", show_default=True)
+@asgrl("--model", type=ModelPath(), help="ASGRL: the symbolic model (PDDL file or bundled name; default: the "
+                                         "domain's).")
+@asgrl("--k", type=click.IntRange(min=1), help="ASGRL: diverse skills per landmark (all landmarks).")
+@asgrl("--skills", type=click.Choice(["tabular", "deep"]),
+       help="ASGRL: Q tables, or a torch Q-network with k-means counts of end states (App. D).")
+@asgrl("--steps", type=click.IntRange(min=1), help="ASGRL: env-step budget (default 500000).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--out", type=OutputPath("dir"), help="Run folder (default runs/<domain>-<method>-seed<N>).")
-@click.option("--config", "config_file", type=existing("file"),
-              help="JSON file of config fields over the preset (ASGRL, or one fetch-programs --stage).")
-@click.option("--resume", type=click.Path(path_type=Path, file_okay=False), help="Continue the run in DIR.")
-@click.option("--eval-episodes", type=click.IntRange(min=1), help="ASGRL: greedy episodes per evaluation point.")
-@click.option("--eval-epsilon", type=click.FloatRange(0.0, 1.0),
-              help="ASGRL: ε of the final evaluation beside the greedy one (default 0.05, the paper's).")
-@click.option("--curve-eval", type=click.Choice(["greedy", "epsilon"]),
-              help="ASGRL: protocol of the curve points (default greedy).")
+@option("--config", "config_file", type=existing("file"), scope=[ASGRL, *fetch.STAGES],
+        help="JSON file of config fields over the preset (ASGRL, or one fetch-programs --stage).")
+@option("--resume", type=click.Path(path_type=Path, file_okay=False), scope=[ASGRL, *fetch.STAGES],
+        help="Continue the run in DIR.")
+@asgrl("--eval-episodes", type=click.IntRange(min=1), help="ASGRL: greedy episodes per evaluation point.")
+@asgrl("--eval-epsilon", type=click.FloatRange(0.0, 1.0),
+       help="ASGRL: ε of the final evaluation beside the greedy one (default 0.05, the paper's).")
+@asgrl("--curve-eval", type=click.Choice(["greedy", "epsilon"]), help="ASGRL: protocol of the curve points "
+                                                                      "(default greedy).")
 @click.option("--preset", help="ASGRL: asg (default) or paper (App. G, every addition of ours off); "
                                "fetch-programs: fast (default) or paper (Table 5).")
-@click.option("--stage", type=click.Choice(fetch.STAGES), help="fetch-programs: train one stage only.")
-@click.option("--reuse-shipped", is_flag=True, default=None,
-              help="fetch-programs pipeline: use asg's shipped files for stages not trained in --out.")
-@click.option("--workers", type=click.IntRange(min=1), help="fetch-programs: rollout / self-play workers.")
-@click.option("--ray-address", help="fetch-programs goal-policy / meta-controller: Ray cluster address.")
-@click.option("--max-epochs", type=click.IntRange(min=1), help="goal-policy: stop after N epochs (resumable).")
-@click.option("--goal-policy-epochs", type=click.IntRange(min=1),
-              help="fetch-programs pipeline: the goal policy trains to epoch N of its schedule, the stages after "
-                   "it use it as it is then (a larger N continues it).")
-@click.option("--policy", type=existing("any"), help="behaviour-model: the goal policy (default: the shipped one).")
-@click.option("--episodes", type=click.IntRange(min=1), help="behaviour-model: episodes to collect.")
-@click.option("--world-model", type=click.Choice(fetch.WORLD_MODELS),
-              help="fetch-programs: the model the meta-controller searches in (default learned).")
-@click.option("--behaviour-model", type=existing("any"),
-              help="meta-controller: the learned model file (default: the shipped one).")
-@click.option("--iterations", type=click.IntRange(min=1), help="meta-controller: training iterations.")
+@option("--stage", type=click.Choice(fetch.STAGES), scope=FETCH, help="fetch-programs: train one stage only.")
+@option("--reuse-shipped", is_flag=True, default=None, scope=["pipeline"],
+        help="fetch-programs pipeline: use asg's shipped files for stages not trained in --out.")
+@option("--workers", type=click.IntRange(min=1), scope=["pipeline", "goal-policy", "meta-controller"],
+        help="fetch-programs: rollout / self-play workers.")
+@option("--ray-address", scope=["goal-policy", "meta-controller"],
+        help="fetch-programs goal-policy / meta-controller: Ray cluster address.")
+@option("--max-epochs", type=click.IntRange(min=1), scope=["goal-policy"],
+        help="goal-policy: stop after N epochs (resumable).")
+@option("--goal-policy-epochs", type=click.IntRange(min=1), scope=["pipeline"],
+        help="fetch-programs pipeline: the goal policy trains to epoch N of its schedule, the stages after "
+             "it use it as it is then (a larger N continues it).")
+@option("--policy", type=existing("any"), scope=["behaviour-model"],
+        help="behaviour-model: the goal policy (default: the shipped one).")
+@option("--episodes", type=click.IntRange(min=1), scope=["behaviour-model"],
+        help="behaviour-model: episodes to collect.")
+@option("--world-model", type=click.Choice(fetch.WORLD_MODELS), scope=["pipeline", "meta-controller"],
+        help="fetch-programs: the model the meta-controller searches in (default learned).")
+@option("--behaviour-model", type=existing("any"), scope=["meta-controller"],
+        help="meta-controller: the learned model file (default: the shipped one).")
+@option("--iterations", type=click.IntRange(min=1), scope=["meta-controller"],
+        help="meta-controller: training iterations.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
@@ -158,7 +147,7 @@ def train_cmd(ctx: click.Context, **params: Any) -> None:
     if domain is None and params["resume"] is None and params["env_id"] is None and params["labeler"] is None:
         raise AsgError("--domain is required (or --env with --labeler and --model, or --resume DIR)")
     workflow = ASGRL if domain is None or _family(domain) == ASGRL else params["stage"] or "pipeline"
-    refuse_out_of_scope(ctx, TRAIN_SCOPES, workflow, _train_scope_error)
+    refuse_out_of_scope(ctx, workflow, _train_scope_error)
     if workflow != ASGRL:
         fetch.train(params, workflow)
     else:
@@ -219,23 +208,28 @@ def _train_asgrl(p: dict[str, Any]) -> None:
                                "domain: check that RUN_DIR holds a run of it.")
 @click.option("--episodes", type=click.IntRange(min=1), help="Episodes (default: the run's; fetch 100).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--suite", type=click.Choice(fetch.SUITES), help="fetch-programs: which programs (default atomic).")
-@click.option("--programs", "program_list", metavar="A,B", help="atomic: only these programs (comma-separated).")
-@click.option("--policy", type=existing("any"), help="fetch-programs: goal policy (default: the shipped one).")
-@click.option("--starts", type=click.Choice(["table", "chained"]),
-              help="atomic: every block on the table (default) or set up as inside a non-atomic program.")
-@click.option("--mode", type=click.Choice(fetch.MODES), help="non-atomic: inference mode (default replan).")
-@click.option("--checkpoint", type=existing("any"),
-              help="non-atomic: meta-controller file or run folder (default: the shipped one).")
-@click.option("--world-model", type=click.Choice(fetch.WORLD_MODELS),
-              help="non-atomic: the model searched in (default learned).")
-@click.option("--behaviour-model", type=existing("any"), help="non-atomic: learned model (default: the shipped one).")
-@click.option("--psi-prunings", type=click.Choice(["on", "off"]),
-              help="non-atomic: override the meta-controller's ψ prunings (ours; off: the paper's masks).")
-@click.option("--stop-at-expansion", type=click.Choice(["on", "off"]),
-              help="non-atomic: override the meta-controller's Stop scored at expansion (ours; off: the paper's).")
-@click.option("--out", type=OutputPath("dir"),
-              help="non-atomic: folder for the JSON and the call-tree PNG (default runs/fetch-programs-eval).")
+@option("--suite", type=click.Choice(fetch.SUITES), scope=fetch.SUITES,
+        help="fetch-programs: which programs (default atomic).")
+@option("--programs", "program_list", metavar="A,B", scope=["atomic"],
+        help="atomic: only these programs (comma-separated).")
+@option("--policy", type=existing("any"), scope=fetch.SUITES,
+        help="fetch-programs: goal policy (default: the shipped one).")
+@option("--starts", type=click.Choice(["table", "chained"]), scope=["atomic"],
+        help="atomic: every block on the table (default) or set up as inside a non-atomic program.")
+@option("--mode", type=click.Choice(fetch.MODES), scope=["non-atomic"],
+        help="non-atomic: inference mode (default replan).")
+@option("--checkpoint", type=existing("any"), scope=["non-atomic"],
+        help="non-atomic: meta-controller file or run folder (default: the shipped one).")
+@option("--world-model", type=click.Choice(fetch.WORLD_MODELS), scope=["non-atomic"],
+        help="non-atomic: the model searched in (default learned).")
+@option("--behaviour-model", type=existing("any"), scope=["non-atomic"],
+        help="non-atomic: learned model (default: the shipped one).")
+@option("--psi-prunings", type=click.Choice(["on", "off"]), scope=["non-atomic"],
+        help="non-atomic: override the meta-controller's ψ prunings (ours; off: the paper's masks).")
+@option("--stop-at-expansion", type=click.Choice(["on", "off"]), scope=["non-atomic"],
+        help="non-atomic: override the meta-controller's Stop scored at expansion (ours; off: the paper's).")
+@option("--out", type=OutputPath("dir"), scope=["non-atomic"],
+        help="non-atomic: folder for the JSON and the call-tree PNG (default runs/fetch-programs-eval).")
 @click.option("--json", "as_json", is_flag=True, help="Print the evaluation as JSON.")
 @click.pass_context
 def eval_cmd(ctx: click.Context, **params: Any) -> None:
@@ -243,7 +237,9 @@ def eval_cmd(ctx: click.Context, **params: Any) -> None:
     domain, run_dir = params["domain"], params["run_dir"]
     family = ASGRL if domain is None else _family(domain)
     workflow = ASGRL if family == ASGRL else params["suite"] or "atomic"
-    refuse_out_of_scope(ctx, EVAL_SCOPES, workflow, _eval_scope_error)
+    if workflow != ASGRL and run_dir is not None:
+        raise click.UsageError(f"RUN_DIR: not used with --domain {fetch.DOMAIN}", ctx)
+    refuse_out_of_scope(ctx, workflow, _eval_scope_error)
     if workflow != ASGRL:
         fetch.evaluate(params, workflow)
         return

@@ -43,10 +43,10 @@ def test_help_lists_every_command_on_one_uncut_line():
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_the_static_short_help_table_matches_each_command(name):
-    module, _, attribute = COMMANDS[name].target.partition(":")
+    module, _, attribute = COMMANDS[name][0].partition(":")
     command = getattr(importlib.import_module(module), attribute)
     assert isinstance(command, click.Command) and command.name == name
-    assert command.short_help == COMMANDS[name].short_help
+    assert command.short_help == COMMANDS[name][1]
     assert run(name, "--help").exit_code == 0
 
 
@@ -228,17 +228,18 @@ def test_goal_policy_ctrl_c_suggests_resume_only_with_a_checkpoint(tmp_path, mon
 # --- 6. progress without a TTY, and what a run wrote -----------------------------------------------
 
 def test_progress_without_a_tty_prints_a_few_plain_lines():
-    from asg.cli.progress import Progress
+    from asg.cli.progress import Stages
 
     stream = io.StringIO()
-    bar = Progress(1000, label="mario/asgrl", stream=stream, every_seconds=1e9)
+    bar = Stages(stream=stream, every_seconds=1e9)
     for n in range(0, 191):
-        bar.update(n, f"success {n / 1000:.2f}")
+        bar("mario/asgrl", n, 1000, f"success {n / 1000:.2f}")
     bar.close("solved (greedy success 1.00), stopped early")
     text = stream.getvalue()
     assert "\r" not in text
     lines = text.splitlines()
     assert len(lines) == 2  # 10 % reached once, then the final line
+    assert "ETA" in lines[0] and "ETA" not in lines[1]
     assert lines[-1].startswith("mario/asgrl: 190/1000 steps (19 %)") and lines[-1].endswith("stopped early")
 
 
