@@ -1,10 +1,10 @@
-"""``asg train``, ``asg eval``, ``asg compare``: options in, a library call, results out.
+"""``asg train``, ``asg eval``, ``asg compare``: options in, one library call, results out.
 
 ``--domain`` picks the workflow through the library's registry (``registry.domain_family``): an
 ASGRL domain trains skills and a meta-controller (``asgrl.trainer.train``); ``fetch-programs``
-runs the AlphaNPI-X pipeline or one ``--stage`` of it (``cli.fetch_programs_cmds``). Each option
-of one workflow only is ``Scoped`` to it: given in another, it is a usage error naming the option,
-before any work starts.
+trains the AlphaNPI-X pipeline or one ``--stage`` of it (``fetch_programs.train``) and scores
+it (``fetch_programs.evaluate_suite``). An option of one workflow only is ``Scoped`` to it: given
+in another, it is a usage error naming the option, before any work starts.
 """
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from typing import Any
 
 import click
 
-from asg.cli import fetch_programs_cmds as fetch
 from asg.cli.options import (
     LazyChoice,
     ModelPath,
@@ -33,14 +32,18 @@ from asg.cli.options import (
     world_parts,
 )
 from asg.cli.progress import Stages
+from asg.learning.fetch_programs import DOMAIN, MODES, STAGES, SUITES, WORLD_MODELS
 from asg.planning.errors import AsgError
 
 ASGRL = "asgrl"
-FETCH = ("pipeline", *fetch.STAGES)  # the workflows of --domain fetch-programs: all stages, or one
+FETCH = ("pipeline", *STAGES)  # the workflows of --domain fetch-programs: the whole pipeline, or one stage
 asgrl = functools.partial(click.option, cls=Scoped, scope=[ASGRL])
 option = functools.partial(click.option, cls=Scoped)  # scope=[workflows] (absent: every workflow)
 RESUME_REFUSES = ("domain", "env_id", "observation", "model", "k", "skills", "config_file", "preset", "eval_epsilon",
-                  "curve_eval", "out")  # a resumed run keeps its saved config
+                  "curve_eval", "out")  # a resumed run keeps its saved config and folder
+FETCH_TRAIN = ("preset", "seed", "config_file", "workers", "ray_address", "max_epochs", "goal_policy_epochs",
+               "policy", "episodes", "world_model_kind", "behaviour_model", "iterations", "reuse_shipped")
+FETCH_EVAL = ("seed", "policy", "starts", "mode", "checkpoint", "world_model_kind", "behaviour_model", "out")
 
 
 def _method_names() -> list[str]:
@@ -68,16 +71,16 @@ def _family(domain: str) -> str:
 
 def _train_scope_error(option: str, scope: frozenset[str], workflow: str) -> str:
     if workflow == ASGRL:
-        return f"{option}: only with --domain {fetch.DOMAIN}"
+        return f"{option}: only with --domain {DOMAIN}"
     where = "without --stage (the whole pipeline)" if workflow == "pipeline" else f"--stage {workflow}"
-    stages = sorted(scope & set(fetch.STAGES))
+    stages = sorted(scope & set(STAGES))
     hint = "" if not stages else "; only with --stage " + " or ".join(stages)
-    return f"{option}: not an option of --domain {fetch.DOMAIN} {where}{hint}"
+    return f"{option}: not an option of --domain {DOMAIN} {where}{hint}"
 
 
 def _eval_scope_error(option: str, scope: frozenset[str], workflow: str) -> str:
     if workflow == ASGRL:
-        return f"{option}: only with --domain {fetch.DOMAIN}"
+        return f"{option}: only with --domain {DOMAIN}"
     return f"{option}: only with --suite {' or '.join(sorted(scope))}"
 
 
@@ -99,9 +102,9 @@ def _eval_scope_error(option: str, scope: frozenset[str], workflow: str) -> str:
 @asgrl("--steps", type=click.IntRange(min=1), help="ASGRL: env-step budget (default 500000).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--out", type=OutputPath("dir"), help="Run folder (default runs/<domain>-<method>-seed<N>).")
-@option("--config", "config_file", type=existing("file"), scope=[ASGRL, *fetch.STAGES],
+@option("--config", "config_file", type=existing("file"), scope=[ASGRL, *STAGES],
         help="JSON file of config fields over the preset (ASGRL, or one fetch-programs --stage).")
-@option("--resume", type=click.Path(path_type=Path, file_okay=False), scope=[ASGRL, *fetch.STAGES],
+@option("--resume", type=click.Path(path_type=Path, file_okay=False), scope=[ASGRL, *STAGES],
         help="Continue the run in DIR.")
 @asgrl("--eval-episodes", type=click.IntRange(min=1), help="ASGRL: greedy episodes per evaluation point.")
 @asgrl("--eval-epsilon", type=click.FloatRange(0.0, 1.0),
@@ -110,7 +113,7 @@ def _eval_scope_error(option: str, scope: frozenset[str], workflow: str) -> str:
                                                                       "(default greedy).")
 @click.option("--preset", help="ASGRL: asg (default) or paper (App. G, every addition of ours off); "
                                "fetch-programs: fast (default) or paper (Table 5).")
-@option("--stage", type=click.Choice(fetch.STAGES), scope=FETCH, help="fetch-programs: train one stage only.")
+@option("--stage", type=click.Choice(STAGES), scope=FETCH, help="fetch-programs: train one stage only.")
 @option("--reuse-shipped", is_flag=True, default=None, scope=["pipeline"],
         help="fetch-programs pipeline: use asg's shipped files for stages not trained in --out.")
 @option("--workers", type=click.IntRange(min=1), scope=["pipeline", "goal-policy", "meta-controller"],
@@ -126,7 +129,7 @@ def _eval_scope_error(option: str, scope: frozenset[str], workflow: str) -> str:
         help="behaviour-model: the goal policy (default: the shipped one).")
 @option("--episodes", type=click.IntRange(min=1), scope=["behaviour-model"],
         help="behaviour-model: episodes to collect.")
-@option("--world-model", type=click.Choice(fetch.WORLD_MODELS), scope=["pipeline", "meta-controller"],
+@option("--world-model", "world_model_kind", type=click.Choice(WORLD_MODELS), scope=["pipeline", "meta-controller"],
         help="fetch-programs: the model the meta-controller searches in (default learned).")
 @option("--behaviour-model", type=existing("any"), scope=["meta-controller"],
         help="meta-controller: the learned model file (default: the shipped one).")
@@ -148,21 +151,36 @@ def train_cmd(ctx: click.Context, **params: Any) -> None:
         raise AsgError("--domain is required (or --env with --labeler and --model, or --resume DIR)")
     workflow = ASGRL if domain is None or _family(domain) == ASGRL else params["stage"] or "pipeline"
     refuse_out_of_scope(ctx, workflow, _train_scope_error)
-    if workflow != ASGRL:
-        fetch.train(params, workflow)
-    else:
-        _train_asgrl(params)
+    if params["resume"] is not None:
+        refused = [name for name in RESUME_REFUSES if name != "domain" or workflow == ASGRL]  # fetch needs --domain
+        given = [name for name in refused if params[name] is not None]
+        if given:
+            raise AsgError(f"{flag(given[0])}: not with --resume (give only budgets, --quiet and --json with it: "
+                           "the run keeps its saved config and folder)")
+    stages = Stages(quiet=params["quiet"])
+    result, wrote, again, follow = (_train_asgrl if workflow == ASGRL else _train_fetch)(params, workflow, stages)
+    echo_result(result, params["as_json"])
+    if result.status == "interrupted":
+        click.echo(f"interrupted; continue with: {again}", err=True)
+        sys.exit(130)
+    if not params["as_json"]:
+        from asg.learning.run_dir import describe_files
+
+        if wrote is not None:
+            click.echo(f"wrote {describe_files(wrote)}")
+        if follow:
+            print_next(*follow)
 
 
-def _train_asgrl(p: dict[str, Any]) -> None:
+Outcome = tuple[Any, Path | None, str, list[tuple[str, str]]]  # result, run folder written, resume, next
+
+
+def _train_asgrl(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
     from asg.learning.asgrl.trainer import TrainRun, own_world, run_config, stage_label, train
-    from asg.learning.run_dir import default_run_path, describe_files
+    from asg.learning.run_dir import default_run_path
 
     own = world_parts(p["domain"], p["env_id"], p["labeler"], p["model"])
     if p["resume"] is not None:
-        given = [name for name in RESUME_REFUSES if p[name] is not None]
-        if given:
-            raise AsgError(f"{flag(given[0])}: not with --resume (give only --steps, --quiet and --json with it)")
         run = TrainRun.resume(p["resume"], steps=p["steps"])
         _family(run.cfg.domain)
     else:
@@ -181,7 +199,7 @@ def _train_asgrl(p: dict[str, Any]) -> None:
                              final_eval_epsilon=p["eval_epsilon"], curve_eval=p["curve_eval"])
         # the model is read, the subgoals built and checked before any file is written
         run = TrainRun.create(p["out"] or default_run_path("runs", domain, p["method"], p["seed"]), cfg, plugin=plugin)
-    stages, reason = Stages(quiet=p["quiet"]), None
+    reason = None
     try:
         result = train(run.cfg, run.binding, run_dir=run.run_dir, resume=run.resumed, progress=stages,
                        subgoals=run.subgoals)
@@ -189,17 +207,40 @@ def _train_asgrl(p: dict[str, Any]) -> None:
         reason = result.stop_reason()
     finally:
         stages.close(reason)
-    echo_result(result, p["as_json"])
-    if result.status == "interrupted":
-        click.echo(f"interrupted; continue with: asg train --resume {run.run_dir.path}", err=True)
-        sys.exit(130)
-    if not p["as_json"]:
-        click.echo(f"wrote {describe_files(run.run_dir.path)}")
-        own_world = "plugin" in run.run_dir.read_config()
-        compare = [] if own_world else [(f"asg compare --domain {run.cfg.domain} --seeds 3",
-                                                  "against the paper's baselines")]
-        print_next((f"asg eval {run.run_dir.path}", "re-evaluate the frozen greedy policy"),
-                   (f"asg landmarks {run.model_name}", "the subgoals its skills were learned for"), *compare)
+    path = run.run_dir.path
+    follow = [(f"asg eval {path}", "re-evaluate the frozen greedy policy"),
+              (f"asg landmarks {run.model_name}", "the subgoals its skills were learned for")]
+    if "plugin" not in run.run_dir.read_config():
+        follow.append((f"asg compare --domain {run.cfg.domain} --seeds 3", "against the paper's baselines"))
+    return result, path, f"asg train --resume {path}", follow
+
+
+def _train_fetch(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
+    from asg.learning import fetch_programs as fp
+
+    stage = None if workflow == "pipeline" else workflow
+    try:
+        with fields_as_options():
+            result = fp.train(stage, p["resume"] or p["out"], resume=p["resume"] is not None, progress=stages,
+                              on_stage=lambda name, what: click.echo(f"[{name}] {what}", err=True),
+                              **{name: p[name] for name in FETCH_TRAIN})
+    finally:
+        stages.close()
+    out, eval_atomic = result.run_dir, f"asg eval --domain {DOMAIN} --suite atomic --policy"
+    eval_table = f"asg eval --domain {DOMAIN} --suite non-atomic --mode replan --checkpoint"
+    if stage is None:
+        done = len(result.stages) == len(STAGES)
+        follow = [(f"{eval_atomic} {result.artifact('goal-policy')}", ""),
+                  (f"{eval_table} {result.stages['meta-controller'].source} --world-model learned --behaviour-model "
+                   f"{result.artifact('behaviour-model')}", "")] if done else []
+        return result, None, f"asg train --domain {DOMAIN} --out {out}", follow
+    follow = {"goal-policy": [f"{eval_atomic} {result.artifact}",
+                              f"asg train --domain {DOMAIN} --stage behaviour-model --policy {result.artifact}"],
+              "behaviour-model": [f"asg train --domain {DOMAIN} --stage meta-controller --behaviour-model "
+                                  f"{result.artifact}"],
+              "meta-controller": [f"{eval_table} {out} --world-model {result.summary.get('model', 'learned')}"]}
+    return (result, Path(out), f"asg train --domain {DOMAIN} --stage {stage} --resume {out}",
+            [(command, "") for command in follow[stage]])
 
 
 @click.command("eval", short_help="Re-evaluate a saved run, or the Fetch programs.")
@@ -208,19 +249,19 @@ def _train_asgrl(p: dict[str, Any]) -> None:
                                "domain: check that RUN_DIR holds a run of it.")
 @click.option("--episodes", type=click.IntRange(min=1), help="Episodes (default: the run's; fetch 100).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@option("--suite", type=click.Choice(fetch.SUITES), scope=fetch.SUITES,
+@option("--suite", type=click.Choice(SUITES), scope=SUITES,
         help="fetch-programs: which programs (default atomic).")
 @option("--programs", "program_list", metavar="A,B", scope=["atomic"],
         help="atomic: only these programs (comma-separated).")
-@option("--policy", type=existing("any"), scope=fetch.SUITES,
+@option("--policy", type=existing("any"), scope=SUITES,
         help="fetch-programs: goal policy (default: the shipped one).")
 @option("--starts", type=click.Choice(["table", "chained"]), scope=["atomic"],
         help="atomic: every block on the table (default) or set up as inside a non-atomic program.")
-@option("--mode", type=click.Choice(fetch.MODES), scope=["non-atomic"],
+@option("--mode", type=click.Choice(MODES), scope=["non-atomic"],
         help="non-atomic: inference mode (default replan).")
 @option("--checkpoint", type=existing("any"), scope=["non-atomic"],
         help="non-atomic: meta-controller file or run folder (default: the shipped one).")
-@option("--world-model", type=click.Choice(fetch.WORLD_MODELS), scope=["non-atomic"],
+@option("--world-model", "world_model_kind", type=click.Choice(WORLD_MODELS), scope=["non-atomic"],
         help="non-atomic: the model searched in (default learned).")
 @option("--behaviour-model", type=existing("any"), scope=["non-atomic"],
         help="non-atomic: learned model (default: the shipped one).")
@@ -238,18 +279,41 @@ def eval_cmd(ctx: click.Context, **params: Any) -> None:
     family = ASGRL if domain is None else _family(domain)
     workflow = ASGRL if family == ASGRL else params["suite"] or "atomic"
     if workflow != ASGRL and run_dir is not None:
-        raise click.UsageError(f"RUN_DIR: not used with --domain {fetch.DOMAIN}", ctx)
+        raise click.UsageError(f"RUN_DIR: not used with --domain {DOMAIN}", ctx)
     refuse_out_of_scope(ctx, workflow, _eval_scope_error)
     if workflow != ASGRL:
-        fetch.evaluate(params, workflow)
+        _evaluate_fetch(params, workflow)
         return
     if run_dir is None:
         raise AsgError(f"--domain {domain}: asg eval re-evaluates a saved run; give its folder (asg eval RUN_DIR; "
                        f"asg train --domain {domain} writes one)" if domain else
-                       f"give a run directory (asg eval RUN_DIR) or --domain {fetch.DOMAIN}")
+                       f"give a run directory (asg eval RUN_DIR) or --domain {DOMAIN}")
     from asg.learning.asgrl.trainer import evaluate_run
 
     echo_result(evaluate_run(run_dir, episodes=params["episodes"], domain=domain), params["as_json"])
+
+
+def _evaluate_fetch(p: dict[str, Any], suite: str) -> None:
+    """``asg eval --domain fetch-programs --suite ...``; every option is checked before any episode runs."""
+    from asg.learning import fetch_programs as fp
+
+    programs = None
+    if suite == "atomic" and p["program_list"] is not None:
+        from asg.planning.programs import fetch_library
+
+        programs = split_list("--programs", p["program_list"], [prog.name for prog in fetch_library().atomic])
+    switches = {name: None if p[name] is None else p[name] == "on" for name in ("psi_prunings", "stop_at_expansion")}
+    given = {name: p[name] for name in FETCH_EVAL if p[name] is not None}
+    stages = Stages(quiet=p["as_json"])
+    try:
+        with fields_as_options():
+            result = fp.evaluate_suite(suite, episodes=p["episodes"] or 100, programs=programs, progress=stages,
+                                       **switches, **given)
+    finally:
+        stages.close()
+    echo_result(result, p["as_json"])
+    if result.saved and not p["as_json"]:
+        click.echo(f"saved: {', '.join(result.saved)}")
 
 
 @click.command("compare", short_help="Run methods x seeds on a domain; write Figure 3.")

@@ -13,8 +13,9 @@ Three stages, each in its own run folder, each resumable, each returning a :clas
 :func:`train_pipeline` runs the three in order into ``<out>/<stage>/`` with one preset: a stage
 whose folder holds a finished run is reused, an interrupted one resumed; with ``reuse_shipped``
 the files shipped with asg (``asg.learning.pretrained``) stand in for stages not trained here.
-:func:`evaluate_suite` scores the atomic programs, the MultiStep suites or the non-atomic programs
-(Table 2) and returns a :class:`SuiteResult`.
+:func:`train` is the one entry ``asg train --domain fetch-programs`` calls (the pipeline or one
+stage, defaults filled in). :func:`evaluate_suite` scores the atomic programs, the MultiStep
+suites or the non-atomic programs (Table 2) and returns a :class:`SuiteResult`.
 
 Library code: no printing; progress goes to a ``run_dir.StageProgress`` callback, errors are
 ``ConfigError`` / ``CheckpointError`` naming the parameter or the file. Ctrl-C and SIGTERM stop a
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from asg.learning import checkpoint
-from asg.learning.configio import FieldError
+from asg.learning.configio import FieldError, override_file
 from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.results import Status
 
@@ -273,6 +274,14 @@ class PipelineResult:
         """The file of ``stage`` the pipeline used or made."""
         return stage_file(stage, self.stages[stage].source)
 
+    def lines(self) -> list[str]:
+        """Where each stage came from, for a terminal."""
+        lines = [f"{name:<16} {'trained' if s.trained else 'using'} {s.source}"
+                 + (f" [{s.result.status}]" if s.result is not None else "") for name, s in self.stages.items()]
+        if len(self.stages) < len(STAGES):
+            lines.append(f"pipeline {self.status}: run the same call again to continue")
+        return lines
+
 
 def _result(folder: Path) -> dict[str, Any]:
     """A stage folder's ``result.json`` ({} when absent, unreadable or not an object)."""
@@ -370,6 +379,39 @@ def train_pipeline(out: str | Path, *, preset: str = "fast", seed: int = 0, work
     return PipelineResult(str(root), preset, status, stages)
 
 
+def train(stage: str | None, out: str | Path | None = None, *, preset: str | None = None, seed: int = 0,
+          resume: bool = False, config_file: str | Path | None = None, workers: int | None = None,
+          ray_address: str | None = None, max_epochs: int | None = None, goal_policy_epochs: int | None = None,
+          policy: str | Path | None = None, episodes: int | None = None, world_model_kind: str | None = None,
+          behaviour_model: str | Path | None = None, iterations: int | None = None,
+          reuse_shipped: bool | None = None, progress: StageProgress | None = None,
+          on_stage: Callable[[str, str], None] | None = None) -> StageResult | PipelineResult:
+    """What ``asg train --domain fetch-programs`` runs: the whole pipeline (``stage`` None, see
+    :func:`train_pipeline`) or one stage, into ``out`` (default :func:`default_out`); a None argument
+    takes its default (``preset`` fast, the learned world model, the shipped goal policy).
+    ``config_file``: a JSON file of the stage's config fields over the preset's; ``resume``: the
+    stage's run in ``out`` goes on with its saved config."""
+    preset, kind = preset or "fast", world_model_kind or "learned"
+    folder = Path(out or default_out(stage, preset, seed))
+    if stage is None:
+        return train_pipeline(folder, preset=preset, seed=seed, workers=workers or 1, world_model_kind=kind,
+                              reuse_shipped=bool(reuse_shipped), goal_policy_epochs=goal_policy_epochs,
+                              progress=progress, on_stage=on_stage)
+    if stage == "behaviour-model":
+        return train_behaviour_model(folder, policy or shipped("goal-policy"), episodes=episodes, seed=seed,
+                                     config=override_file(behaviour_config(preset), config_file), progress=progress)
+    if stage not in STAGES:
+        raise FieldError("stage", f"{stage!r}; choose from {', '.join(STAGES)}")
+    make = goal_policy_config if stage == "goal-policy" else meta_controller_config
+    config = None if resume else override_file(make(preset), config_file)
+    if stage == "goal-policy":
+        return train_goal_policy(folder, config=config, resume=resume, seed=seed, workers=workers or 1,
+                                 ray_address=ray_address, max_epochs=max_epochs, progress=progress)
+    return train_meta_controller(folder, world_model_kind=kind, behaviour_model=behaviour_model, config=config,
+                                 resume=resume, seed=seed, preset=preset, iterations=iterations, workers=workers,
+                                 ray_address=ray_address, progress=progress)
+
+
 # -- evaluation -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SuiteResult:
@@ -392,7 +434,7 @@ class SuiteResult:
 
 def evaluate_suite(suite: str, *, episodes: int = 100, seed: int = 0, policy: str | Path | None = None,
                    programs: Sequence[str] | None = None, starts: str = "table", mode: str = "replan",
-                   checkpoint: str | Path | None = None, world_model_kind: str = "exact",
+                   checkpoint: str | Path | None = None, world_model_kind: str = "learned",
                    behaviour_model: str | Path | None = None, out: str | Path | None = None,
                    psi_prunings: bool | None = None, stop_at_expansion: bool | None = None,
                    progress: StageProgress | None = None) -> SuiteResult:
