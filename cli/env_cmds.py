@@ -10,14 +10,13 @@ state, so none could be checked against the model's plans).
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from asg.cli.options import LazyChoice, ModelPath, own_world_as_options, world_parts
+from asg.cli.options import LazyChoice, ModelPath, echo_result, own_world_as_options, world_parts
 from asg.planning.errors import AsgError
 
 EXIT_UNKNOWN = 3
@@ -75,10 +74,7 @@ def mvtr(domain_name: str | None, env_id: str | None, labeler: str | None, model
     with own_world_as_options():
         spec, checked = _spec(domain_name, env_id, labeler, model)
         report = run_mvtr(spec, checked, ExplorationConfig(episodes, max_steps, branch_steps, seed))
-    if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2, sort_keys=True))
-    else:
-        click.echo(report.to_text())
+    echo_result(report, as_json)
     if report.exit_code == EXIT_UNKNOWN:
         click.echo(f"condition 2 unknown: no trace of {episodes} random episodes of up to {max_steps} steps "
                    "reached the goal; more (--episodes) or longer (--max-steps) ones may", err=True)
