@@ -391,6 +391,8 @@ def train(stage: str | None, out: str | Path | None = None, *, preset: str | Non
     takes its default (``preset`` fast, the learned world model, the shipped goal policy).
     ``config_file``: a JSON file of the stage's config fields over the preset's; ``resume``: the
     stage's run in ``out`` goes on with its saved config."""
+    if resume and config_file is not None:
+        raise FieldError("config_file", "not with resume: the run keeps its saved config")
     preset, kind = preset or "fast", world_model_kind or "learned"
     folder = Path(out or default_out(stage, preset, seed))
     if stage is None:

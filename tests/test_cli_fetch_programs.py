@@ -179,6 +179,20 @@ def test_pipeline_reuses_the_shipped_stages_only_when_asked(tmp_path):
     assert not (tmp_path / "pipe").exists()  # nothing trained, nothing written
 
 
+def test_the_library_entry_fills_defaults_and_refuses_a_config_with_resume(tmp_path, monkeypatch):
+    from asg.learning import fetch_programs as fp
+    from asg.learning.configio import FieldError
+
+    monkeypatch.chdir(tmp_path)
+    result = fp.train(None, reuse_shipped=True)  # the pipeline, the fast preset, runs/fetch-programs-fast-seed0
+    assert result.run_dir == str(fp.default_out(None, "fast", 0)) and result.preset == "fast"
+    assert result.lines()[0].startswith("goal-policy      using ") and len(result.lines()) == 3
+    (tmp_path / "tiny.json").write_text(json.dumps(TINY))
+    with pytest.raises(FieldError) as err:
+        fp.train("goal-policy", tmp_path / "gp", resume=True, config_file=tmp_path / "tiny.json")
+    assert err.value.field == "config_file" and not (tmp_path / "gp").exists()
+
+
 def tiny_stage_configs():
     """The goal policy of TINY and a behaviour model of seconds, as library configs."""
     from asg.learning import configio
