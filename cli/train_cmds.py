@@ -93,7 +93,8 @@ def _eval_scope_error(option: str, scope: frozenset[str], workflow: str) -> str:
 @asgrl("--observation", type=click.Choice(["state", "view", "env"]),
        help="With --env: what the skills read: state (Markov, for Q tables), view (Minigrid's egocentric "
             "view) or env (its own); default state, with --skills deep view (Minigrid) or env.")
-@asgrl("--method", type=LazyChoice(_method_names), default="asgrl", show_default=True)
+@asgrl("--method", type=LazyChoice(_method_names), default="asgrl", show_default=True,
+       help="ASGRL: the learner (ASGRL, or one of the paper's baselines).")
 @asgrl("--model", type=ModelPath(), help="ASGRL: the symbolic model (PDDL file or bundled name; default: the "
                                          "domain's).")
 @asgrl("--k", type=click.IntRange(min=1), help="ASGRL: diverse skills per landmark (all landmarks).")
