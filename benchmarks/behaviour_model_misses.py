@@ -1,7 +1,7 @@
 """Where does a learned behaviour model put the moved block when it misses a real success?
 
 For the held-out episodes of a behaviour-model run folder's dataset (the split the stage itself
-holds out: seed-0 permutation, ``held_out`` share), each model's prediction is scored as in
+holds out, ``split_held_out``), each model's prediction is scored as in
 ``failure_report`` (ψ_i of the predicted s_T against ψ_i of the real one). For the real successes
 it predicts as failures, the block that moved most is located on the segment from its start to
 its real end: ``t`` = 0 at the start, 1 at the real end (0.5 would be the mean of success and
@@ -22,16 +22,15 @@ from asg.learning.world_models.behaviour_model import (
     BehaviourDataset,
     LearnedBehaviourModel,
     library_program,
+    split_held_out,
     state_atoms,
 )
 
 
 def held_out(run: Path) -> BehaviourDataset:
     """The episodes the behaviour-model stage in ``run`` held out (its own split)."""
-    data = BehaviourDataset.load(run / DATASET_FILE)
-    share = json.loads((run / "config.json").read_text())["config"]["held_out"]
-    perm = np.random.default_rng([0, 7]).permutation(len(data))
-    return data.subset(perm[:max(1, int(round(share * len(data))))])
+    saved = json.loads((run / "config.json").read_text())
+    return split_held_out(BehaviourDataset.load(run / DATASET_FILE), saved["seed"], saved["config"]["held_out"])[0]
 
 
 def misses(model: LearnedBehaviourModel, test: BehaviourDataset) -> dict:

@@ -391,6 +391,8 @@ def train(stage: str | None, out: str | Path | None = None, *, preset: str | Non
     takes its default (``preset`` fast, the learned world model, the shipped goal policy).
     ``config_file``: a JSON file of the stage's config fields over the preset's; ``resume``: the
     stage's run in ``out`` goes on with its saved config."""
+    if stage is not None and stage not in STAGES:
+        raise FieldError("stage", f"{stage!r}; choose from {', '.join(STAGES)}")
     if resume and config_file is not None:
         raise FieldError("config_file", "not with resume: the run keeps its saved config")
     preset, kind = preset or "fast", world_model_kind or "learned"
@@ -402,8 +404,6 @@ def train(stage: str | None, out: str | Path | None = None, *, preset: str | Non
     if stage == "behaviour-model":
         return train_behaviour_model(folder, policy or shipped("goal-policy"), episodes=episodes, seed=seed,
                                      config=override_file(behaviour_config(preset), config_file), progress=progress)
-    if stage not in STAGES:
-        raise FieldError("stage", f"{stage!r}; choose from {', '.join(STAGES)}")
     make = goal_policy_config if stage == "goal-policy" else meta_controller_config
     config = None if resume else override_file(make(preset), config_file)
     if stage == "goal-policy":

@@ -397,6 +397,13 @@ def failure_report(predicted: np.ndarray, data: BehaviourDataset, programs: tupl
     return {name: summary(pairs) for name, pairs in rows.items()}
 
 
+def split_held_out(data: BehaviourDataset, seed: int, share: float) -> tuple[BehaviourDataset, BehaviourDataset]:
+    """(held-out, training) episodes: the seeded split the behaviour-model stage fits and scores on."""
+    perm = np.random.default_rng([seed, 7]).permutation(len(data))
+    n_test = max(1, int(round(share * len(data))))
+    return data.subset(perm[:n_test]), data.subset(perm[n_test:])
+
+
 def compare_with_exact(model: LearnedBehaviourModel, data: BehaviourDataset) -> dict[str, Any]:
     """:func:`failure_report` of the learned model and of the exact model Θ on the same episodes."""
     exact, _ = ExactBehaviourModel().predict_batch(data.s0, data.program)
@@ -440,9 +447,7 @@ def train_behaviour_model(policy_path: str | Path, out_dir: str | Path, config: 
             data.save(out / DATASET_FILE, run_meta)
             (out / COLLECT_FILE).unlink(missing_ok=True)
         collect_s = time.perf_counter() - start
-        perm = np.random.default_rng([seed, 7]).permutation(len(data))
-        n_test = max(1, int(round(config.held_out * len(data))))
-        test, train = data.subset(perm[:n_test]), data.subset(perm[n_test:])
+        test, train = split_held_out(data, seed, config.held_out)
         programs = FetchTask().programs
         partial = _resume_state(out / FIT_FILE, FIT_KIND, run_meta)
         try:
