@@ -113,7 +113,8 @@ def _eval_scope_error(option: str, scope: frozenset[str], workflow: str) -> str:
 @asgrl("--curve-eval", type=click.Choice(["greedy", "epsilon"]), help="ASGRL: protocol of the curve points "
                                                                       "(default greedy).")
 @click.option("--preset", help="ASGRL: asg (default) or paper (App. G, every addition of ours off); "
-                               "fetch-programs: fast (default) or paper (Table 5).")
+                               "fetch-programs: fast (default), paper (Table 5) or learned (fast with no "
+                               "scripted expert).")
 @option("--stage", type=click.Choice(STAGES), scope=FETCH, help="fetch-programs: train one stage only.")
 @option("--reuse-shipped", is_flag=True, default=None, scope=["pipeline"],
         help="fetch-programs pipeline: use asg's shipped files for stages not trained in --out.")

@@ -43,7 +43,7 @@ STAGES = ("goal-policy", "behaviour-model", "meta-controller")
 SUITES = ("atomic", "multistep", "non-atomic")
 WORLD_MODELS = ("exact", "learned")
 MODES = ("network", "plan", "replan")
-PRESETS = ("fast", "paper")
+PRESETS = ("fast", "paper", "learned")
 SHIPPED = {"goal-policy": "fetch_goal_policy.npz", "behaviour-model": "fetch_behaviour_model.npz",
            "meta-controller": "fetch_meta_controller.npz"}
 STAGE_FILE = {"goal-policy": "policy.npz", "behaviour-model": "behaviour_model.npz",
@@ -196,13 +196,14 @@ def meta_controller_config(preset: str) -> Any:
     the shipped file was trained with) adds our ``search.stop_at_expansion`` (a node's Stop child is
     scored when the node is expanded) and keeps the reference code's trace buffer per program;
     ``paper`` has the paper's masks and lazy Stop only and T5's one buffer of n_buf traces
-    (``buffer_scope`` "all"). Both keep one call limit for every level (the paper gives none)."""
+    (``buffer_scope`` "all"). Both keep one call limit for every level (the paper gives none).
+    ``learned`` (issue 36, no scripted expert anywhere) is ``fast``'s: it trains in imagination only."""
     from asg.learning.npi.config import NPIConfig
 
     if preset not in PRESETS:
         raise ConfigError(f"preset: unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     config = NPIConfig()
-    if preset == "fast":
+    if preset in ("fast", "learned"):  # learned: fast's (imagination only, no scripted controller in it)
         return replace(config, search=replace(config.search, psi_prunings=False, stop_at_expansion=True))
     return replace(config, search=replace(config.search, psi_prunings=False), buffer_scope="all")
 
@@ -310,7 +311,8 @@ def _epochs_done(folder: Path) -> int:
 
 def train_pipeline(out: str | Path, *, preset: str = "fast", seed: int = 0, workers: int = 1,
                    world_model_kind: str = "learned", reuse_shipped: bool = False,
-                   goal_policy: Any = None, behaviour: Any = None, iterations: int | None = None,
+                   goal_policy: Any = None, behaviour: Any = None, meta_controller: Any = None,
+                   iterations: int | None = None,
                    goal_policy_epochs: int | None = None, progress: StageProgress | None = None,
                    on_stage: Callable[[str, str], None] | None = None) -> PipelineResult:
     """Goal policy → behaviour model → meta-controller (in ``world_model_kind``), each into ``out/<stage>``.
@@ -319,7 +321,8 @@ def train_pipeline(out: str | Path, *, preset: str = "fast", seed: int = 0, work
     same call continues the pipeline where it stopped. ``reuse_shipped``: stages not trained in
     ``out`` use asg's shipped files instead of training. ``on_stage(stage, what)`` is told before
     each stage what happens to it ("training", "resuming", "reusing …"). ``goal_policy`` /
-    ``behaviour`` (configs) and ``iterations`` replace the preset's for one stage (smaller budgets).
+    ``behaviour`` / ``meta_controller`` (configs) and ``iterations`` replace the preset's for one stage
+    (smaller budgets).
     ``goal_policy_epochs``: the goal policy trains to that epoch of its schedule at most and the
     stages after it use the policy as it is then (its stage stays ``paused``: a larger value
     continues the same run, the stages after it are then stale); None = the whole schedule.
@@ -372,6 +375,7 @@ def train_pipeline(out: str | Path, *, preset: str = "fast", seed: int = 0, work
             lambda d, resume: train_meta_controller(d, world_model_kind=world_model_kind,
                                                     behaviour_model=model if world_model_kind == "learned" else None,
                                                     resume=resume, seed=seed, preset=preset, workers=workers,
+                                                    config=None if resume else meta_controller,
                                                     iterations=iterations, progress=progress), "meta_controller.npz")
     statuses = [s.result.status for s in stages.values() if s.result is not None]
     status = (Status.INTERRUPTED if Status.INTERRUPTED in statuses else Status.PAUSED if len(stages) < len(STAGES)

@@ -1,0 +1,115 @@
+"""The ``learned`` preset (issue 36): AlphaNPI-X with no scripted expert anywhere in training.
+
+The whole pipeline (goal policy, behaviour model, meta-controller) runs on a tiny budget with the
+scripted controller and its stateless expert patched to raise: it must complete.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from asg.cli.main import main
+
+# fetch's TINY of test_cli_fetch_programs.py without its demonstration fields: sizes only
+TINY = {
+    "agent": {"hidden": [32, 32], "batch_size": 32},
+    "replay": {"buffer_size": 5000, "state_buffer_size": 50},
+    "schedule": {"epochs_phase1": 1, "epochs_phase2": 1, "cycles": 1, "batches": 2, "episodes_per_cycle": 2,
+                 "eval_episodes": 2, "threads": 1, "checkpoint_every": 1,
+                 "programs": ["Move_To_Zone_0_ORANGE", "Stack_1_0"]},
+}
+TINY_BEHAVIOUR = {"hidden": [32, 32], "epochs": 2, "n_envs": 4, "episodes": 8}
+TINY_META = {"search": {"simulations": 3, "simulations_exploit": 2, "sub_simulations": 2},
+             "episodes_per_iteration": 2, "validation_episodes": 1}
+
+
+class ExpertCalled(AssertionError):
+    """Raised by the patched scripted controller and expert."""
+
+
+@pytest.fixture
+def no_expert(monkeypatch):
+    """Every way into the scripted controller or its expert raises: constructing the controller
+    (demonstrations, ``run_atomic``'s default, the runner, the program models), its ``act``/``reset``,
+    and the stateless expert DAgger labels with, under every name it is imported by."""
+    import asg.envs.fetch as fetch
+    import asg.envs.fetch.expert as expert
+    import asg.envs.fetch.scripted as scripted
+    import asg.learning.goal_policy.dagger as dagger
+
+    def boom(*args, **kwargs):
+        raise ExpertCalled("the scripted controller or its expert was called")
+
+    for name in ("__init__", "act", "reset"):
+        monkeypatch.setattr(scripted.ScriptedController, name, boom)
+    for module in (expert, fetch, dagger):
+        for name in ("expert_action", "expert_actions"):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, boom, raising=False)
+
+
+def tiny(preset: str):
+    from asg.learning import configio
+    from asg.learning import fetch_programs as fp
+
+    return (configio.override(fp.goal_policy_config(preset), TINY, "config"),
+            configio.override(fp.behaviour_config(preset), TINY_BEHAVIOUR, "config"),
+            configio.override(fp.meta_controller_config(preset), TINY_META, "config"))
+
+
+def test_the_learned_preset_is_fast_with_every_expert_use_off():
+    from asg.learning import fetch_programs as fp
+    from asg.learning.goal_policy.config import uses_expert
+
+    fast, learned = fp.goal_policy_config("fast"), fp.goal_policy_config("learned")
+    assert uses_expert(fast) and not uses_expert(learned) and not uses_expert(fp.goal_policy_config("paper"))
+    d = learned.demos
+    assert (d.episodes, d.pretrain_steps, d.reset_prob, d.dagger) == (0, 0, 0.0, False)
+    # the additions that are not an expert stay as in fast
+    assert learned.replay.strategy == fast.replay.strategy == "future"
+    assert learned.agent == fast.agent
+    for name in ("chained_starts", "goal_z_tolerance", "episodes_per_cycle", "actors", "phase1_goals"):
+        assert getattr(learned.schedule, name) == getattr(fast.schedule, name), name
+    assert fp.meta_controller_config("learned") == fp.meta_controller_config("fast")
+    assert fp.meta_controller_config("learned").search.stop_at_expansion
+    assert fp.behaviour_config("learned").anchor == "goal"
+
+
+def test_the_patch_catches_the_expert_where_fast_uses_it(no_expert):
+    """The patch is not vacuous: ``fast``'s demonstrations construct the scripted controller."""
+    from asg.learning.goal_policy.trainer import GoalPolicyTrainer
+
+    goal, _, _ = tiny("fast")
+    trainer = GoalPolicyTrainer(goal, seed=0)
+    try:
+        with pytest.raises(ExpertCalled):
+            trainer.prepare_demos()
+    finally:
+        trainer.close()
+
+
+def test_the_learned_pipeline_never_calls_the_scripted_controller(tmp_path, no_expert):
+    """One tiny run of every stage of the ``learned`` preset with the expert patched to raise."""
+    from asg.learning import fetch_programs as fp
+    from asg.learning.results import Status
+
+    goal, behaviour, meta = tiny("learned")
+    result = fp.train_pipeline(tmp_path / "pipe", preset="learned", goal_policy=goal, behaviour=behaviour,
+                               meta_controller=meta, iterations=1, workers=1)
+    assert result.status == Status.FINISHED and all(s.trained for s in result.stages.values())
+    saved = json.loads((tmp_path / "pipe" / "goal-policy" / "config.json").read_text())["config"]
+    assert saved["preset"] == "learned" and saved["demos"]["episodes"] == 0 and not saved["demos"]["dagger"]
+    mc = json.loads((tmp_path / "pipe" / "meta-controller" / "config.json").read_text())["config"]
+    assert mc["search"]["stop_at_expansion"] is True
+    assert result.stages["meta-controller"].result.summary["model"] == "learned"
+
+
+def test_asg_train_takes_the_learned_preset(tmp_path, monkeypatch, no_expert):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tiny.json").write_text(json.dumps(TINY))
+    out = CliRunner().invoke(main, ["train", "--domain", "fetch-programs", "--stage", "goal-policy", "--preset",
+                                    "learned", "--config", "tiny.json", "--out", "gp", "--quiet", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads((tmp_path / "gp" / "config.json").read_text())["config"]["preset"] == "learned"
