@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from asg.cli.options import ModelPath, OutputPath, need_output_for_pictures, write_or_echo
+from asg.cli.options import LazyChoice, ModelPath, OutputPath, need_output_for_pictures, write_or_echo
 
 FORMATS = ("text", "json", "dot", "html", "png", "svg")
 LENIENT_HELP = ("Accept what asg can repair, with a warning: declare undeclared predicates, read a "
@@ -18,6 +18,12 @@ LENIENT_HELP = ("Accept what asg can repair, with a warning: declare undeclared 
 _QUIET_WARNINGS = ("unused-predicate", "unused-type")  # shown by `asg check`, noise elsewhere
 _PATH = click.Path(dir_okay=True, file_okay=True, path_type=str)
 _MODEL = ModelPath()
+
+
+def _factory_names() -> list[str]:
+    from asg.planning.landmarks import FACTORIES
+
+    return list(FACTORIES)
 
 
 def _load(domain: str, problem: str | None, lenient: bool = False):
@@ -33,14 +39,17 @@ def _load(domain: str, problem: str | None, lenient: bool = False):
 @click.command(short_help="Landmarks and orderings of a PDDL model.")
 @click.argument("file", type=_MODEL)
 @click.argument("problem", type=_PATH, required=False)
+@click.option("--factory", type=LazyChoice(_factory_names), default="hm", show_default=True,
+              help="hm: h^m (Keyder et al. 2010); rhw: Richter, Helmert & Westphal 2008, with "
+                   "disjunctive landmarks; zg: Zhu & Givan 2003. As Fast Downward's lm_hm, lm_rhw, lm_zg.")
 @click.option("--m", "m", type=click.IntRange(1, 2), default=1, show_default=True,
-              help="h^m: 1 gives fact landmarks, 2 adds conjunctive ones.")
+              help="h^m: 1 gives fact landmarks, 2 adds conjunctive ones (--factory hm only).")
 @click.option("--reasonable", is_flag=True, help="Add reasonable orderings (Hoffmann et al. 2004).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("-o", "--output", type=OutputPath("file"),
               help="Write here instead of stdout (needed for html/png/svg).")
 @click.option("--lenient", is_flag=True, help=LENIENT_HELP)
-def landmarks(file, problem, m, reasonable, fmt, output, lenient):
+def landmarks(file, problem, factory, m, reasonable, fmt, output, lenient):
     """Fact landmarks and their orderings of FILE (domain and problem in one file) or FILE PROBLEM.
 
     FILE may be a bundled model's name (asg models lists them). --format html writes one
@@ -48,9 +57,11 @@ def landmarks(file, problem, m, reasonable, fmt, output, lenient):
     """
     from asg.planning import compute_landmarks
 
+    if m != 1 and factory != "hm":
+        raise click.UsageError(f"--m {m}: only with --factory hm (the {factory} factory has no m)")
     need_output_for_pictures(fmt, output)
     _, task = _load(file, problem, lenient)
-    graph = compute_landmarks(task, m=m, reasonable=reasonable)
+    graph = compute_landmarks(task, factory=factory, m=m, reasonable=reasonable)
     if not graph.relaxed_solvable:
         click.echo("warning: the goal is unreachable even ignoring deletes; only goal landmarks listed",
                    err=True)

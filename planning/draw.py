@@ -134,13 +134,13 @@ def draw(graph: LandmarkGraph, path: str | Path, reduce: bool = True) -> Path:
     for lm in graph.landmarks:
         x, y = positions[lm.id]
         face = "#d5f5e3" if lm.goal else ("#eeeeee" if lm.initially_true else "#ffffff")
-        ax.text(x, y, "\n".join(lm.atom_strings()), ha="center", va="center", fontsize=9,
+        ax.text(x, y, "\n".join(lm.label_lines()), ha="center", va="center", fontsize=9,
                 bbox={"boxstyle": "round,pad=0.4", "fc": face,
                       "ec": "#1e8449" if lm.goal else "#333333", "lw": 1.5 if lm.goal else 1.0})
     handles = [plt.Line2D([], [], linestyle=s, color=c, label=k) for k, (s, c) in EDGE_STYLE.items()]
     ax.legend(handles=handles, loc="lower right", fontsize=8, frameon=False)
     ax.set_title(f"{graph.task.domain_name} / {graph.task.name}: {len(graph.landmarks)} landmarks "
-                 f"(h^m, m={graph.m}); green = goal, grey = initially true", fontsize=10)
+                 f"({graph.describe()}); green = goal, grey = initially true", fontsize=10)
     ax.set_xlim(min(xs) - 1, max(xs) + 1)
     ax.set_ylim(min(ys) - 0.8, max(ys) + 0.8)
     ax.axis("off")

@@ -35,7 +35,7 @@ def to_html(graph: LandmarkGraph, *, title: str | None = None,
     """One self-contained HTML page to explore ``graph`` (pan, zoom, search, filter, details)."""
     data = page_data(graph, subgoals=subgoals, task=task)
     title = title if title is not None else (
-        f"{graph.task.domain_name} / {graph.task.name}: landmark graph (h^m, m={graph.m})")
+        f"{graph.task.domain_name} / {graph.task.name}: landmark graph ({graph.describe()})")
     data["title"] = title
     template = _asset("landmark_view.html").replace("__TITLE__", html.escape(title))
     library = _asset("cytoscape.min.js")
@@ -141,7 +141,7 @@ class _RelaxedExploration:
 def _box(lm: Landmark, prefix: str = "") -> tuple[float, float]:
     """Width and height in pixels of a landmark's box: one atom per line, monospace; a
     subgoal's first line starts with its rank (``#3 ``)."""
-    lines = lm.atom_strings()
+    lines = lm.label_lines()
     lines[0] = prefix + lines[0]
     return (round(max(len(s) for s in lines) * CHAR_PX + 12, 1),
             round(len(lines) * LINE_PX + 10, 1))

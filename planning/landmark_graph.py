@@ -1,7 +1,7 @@
 """The landmark graph: a small class around ``networkx.DiGraph``.
 
 Node schema (``graph.nodes[id]``): ``landmark`` -> :class:`Landmark` (``atoms``, ``kind``
-"fact" | "conjunctive", ``initially_true``, ``goal``).
+"fact" | "conjunctive" | "disjunctive", ``initially_true``, ``goal``).
 Edge schema (``graph.edges[u, v]``): ``kind`` -> "greedy-necessary" | "natural"; u must be
 achieved before v. These two kinds are sound and form a DAG (checked on construction).
 Reasonable orderings (``kind`` "reasonable") can contradict others and may form cycles; they
@@ -26,11 +26,13 @@ if TYPE_CHECKING:
     import networkx as nx
 
 ORDERING_KINDS = ("greedy-necessary", "natural", "reasonable")
+LANDMARK_KINDS = ("fact", "conjunctive", "disjunctive")
 
 
 @dataclass(frozen=True)
 class Landmark:
-    """A fact (one atom) or conjunctive (several atoms true together) landmark."""
+    """A fact (one atom), conjunctive (several atoms true together) or disjunctive (one of several
+    atoms true at some point, Fast Downward's ``lm_rhw``) landmark."""
 
     id: int
     atoms: frozenset[Atom]
@@ -42,7 +44,7 @@ class Landmark:
     def atom(self) -> Atom:
         """The atom of a fact landmark."""
         if len(self.atoms) != 1:
-            raise ValueError(f"landmark {self} is conjunctive")
+            raise ValueError(f"landmark {self} is {self.kind}, not one atom")
         return next(iter(self.atoms))
 
     def atom_strings(self) -> list[str]:
@@ -50,7 +52,16 @@ class Landmark:
 
     def __str__(self) -> str:
         names = self.atom_strings()
-        return names[0] if len(names) == 1 else "{" + ", ".join(names) + "}"
+        if len(names) == 1:
+            return names[0]
+        return " | ".join(names) if self.kind == "disjunctive" else "{" + ", ".join(names) + "}"
+
+    def label_lines(self) -> list[str]:
+        """One atom a line, for boxes in pictures; disjuncts after the first start with ``| ``."""
+        names = self.atom_strings()
+        if self.kind != "disjunctive":
+            return names
+        return names[:1] + ["| " + name for name in names[1:]]
 
 
 @dataclass(frozen=True)
@@ -70,7 +81,7 @@ class LandmarkGraph:
     landmarks: list[Landmark]
     orderings: list[Ordering]
     m: int = 1
-    method: str = "hm"
+    factory: str = "hm"
     seconds: float = 0.0
     reasonable: list[Ordering] = field(default_factory=list)
     relaxed_solvable: bool = True
@@ -91,6 +102,15 @@ class LandmarkGraph:
             raise AsgError("natural/greedy-necessary orderings form a cycle: "
                            + " -> ".join(str(self.by_id(u)) for u in cycle))
         self._graph: nx.DiGraph | None = None
+
+    @property
+    def method(self) -> str:
+        """The factory's name (the field's name before issue 35)."""
+        return self.factory
+
+    def describe(self) -> str:
+        """The factory in words: ``h^m, m=1``, ``rhw`` or ``zg``."""
+        return f"h^m, m={self.m}" if self.factory == "hm" else self.factory
 
     @property
     def graph(self) -> nx.DiGraph:
@@ -202,7 +222,8 @@ class LandmarkGraph:
         return {
             "domain": self.task.domain_name,
             "problem": self.task.name,
-            "method": self.method,
+            "factory": self.factory,
+            "method": self.factory,
             "m": self.m,
             "landmarks": [
                 {"id": lm.id, "atoms": lm.atom_strings(), "kind": lm.kind,
@@ -223,12 +244,13 @@ class LandmarkGraph:
     def to_text(self) -> str:
         """The report ``asg landmarks`` prints: landmarks with their flags, orderings by kind, subgoals."""
         lines = [f"{self.task.domain_name} / {self.task.name}: {len(self.landmarks)} landmarks "
-                 f"(h^m, m={self.m}) from {len(self.task.facts)} facts and {len(self.task.operators)} operators "
+                 f"({self.describe()}) from {len(self.task.facts)} facts and {len(self.task.operators)} operators "
                  f"in {self.seconds:.3f} s", "", "Landmarks"]
         width = max((len(str(lm)) for lm in self.landmarks), default=10)
         for lm in self.landmarks:
             flags = [flag for flag, on in (("goal", lm.goal), ("initially true", lm.initially_true),
-                                           ("conjunctive", lm.kind == "conjunctive")) if on]
+                                           ("conjunctive", lm.kind == "conjunctive"),
+                                           ("disjunctive", lm.kind == "disjunctive")) if on]
             lines.append(f"  {lm.id:3d}  {str(lm):{width}s}  {', '.join(flags)}".rstrip())
         lines += ["", "Orderings (before -> after)"]
         for kind in ("greedy-necessary", "natural", "reasonable"):
@@ -247,7 +269,7 @@ class LandmarkGraph:
         lines = [f'digraph "{self.task.name}" {{', "  rankdir=TB;", '  node [shape=box, fontname="Helvetica"];']
         for lm in self.landmarks:
             shape = "doubleoctagon" if lm.goal else ("ellipse" if lm.initially_true else "box")
-            label = "\\n".join(lm.atom_strings())
+            label = "\\n".join(lm.label_lines())
             lines.append(f'  {lm.id} [label="{label}", shape={shape}];')
         for o in self.orderings + self.reasonable:
             lines.append(f'  {o.source} -> {o.target} [style={style[o.kind]}, label="{_short(o.kind)}"];')

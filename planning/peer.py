@@ -5,7 +5,8 @@ dumps with ``verbosity=debug``, and compares it with asg's. Only what FD's trans
 changes is normalised, and every normalisation is listed here:
 
 * FD prints ``Atom on(b, a)`` / ``NegatedAtom alarm()``; asg prints ``(on b a)`` /
-  ``(not (alarm))``. Conjunctive landmarks print as ``A & B``.
+  ``(not (alarm))``. Conjunctive landmarks print as ``A & B``, disjunctive ones (``lm_rhw``)
+  as ``A | B``; both become the set of their atoms (one factory never gives both kinds).
 * The translator compiles static facts away, so asg's static landmarks (nullary
   propositions no action changes, e.g. Mario's ``at-upper-platform``) are dropped before
   comparing, together with the orderings through them.
@@ -35,10 +36,12 @@ from asg.planning.errors import PlannerError
 from asg.planning.landmark_graph import LandmarkGraph
 from asg.planning.sexpr import parse_sexprs, read_text, render
 from asg.planning.structure import define_kind
+from asg.planning.task import Atom
 
 _NODE = re.compile(r'^\s*lm(\d+) \[label="(.*?)"((?:, style=\w+)*)\];$')
 _EDGE = re.compile(r'^\s*lm(\d+) -> lm(\d+) \[label="(\w+)"(?:, style=\w+)*\];$')
 _FACT = re.compile(r"^(Atom|NegatedAtom) ([^()]+)\((.*)\)$")
+_VARIABLE = re.compile(r"begin_variable\n(.*?)end_variable", re.S)
 _KINDS = {"gn": "greedy-necessary", "n": "natural", "r": "reasonable", "nec": "necessary"}
 
 
@@ -51,6 +54,10 @@ class PeerGraph:
     initially_true: set[frozenset[str]]
     orderings: set[tuple[frozenset[str], frozenset[str], str]]
     seconds: float  # wall time of the whole FD run (translate + factory)
+    disjunctive: set[frozenset[str]] = field(default_factory=set)
+    # The translator's variable numbering (atom -> variable), from output.sas: the order in
+    # which lm_rhw expands goals and new landmarks (asg's rhw takes it as ``order``).
+    variable_order: dict[Atom, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -85,13 +92,24 @@ def fd_driver() -> Path:
     return driver
 
 
-def fd_landmarks(domain_text: str, problem_text: str, m: int = 1, reasonable: bool = False,
-                 timeout: float | None = None, encoding: str = "binary") -> PeerGraph:
-    """Run FD's ``lm_hm(m)`` (wrapped in ``lm_reasonable_orders_hps`` if asked) and read its graph."""
-    factory = f"lm_hm(m={m}, verbosity=debug)"
+FD_FACTORIES = {"hm": "lm_hm(m={m})", "rhw": "lm_rhw()", "zg": "lm_zg()"}
+
+
+def fd_factory_string(factory: str = "hm", m: int = 1, reasonable: bool = False) -> str:
+    """FD's landmark factory option for asg's factory name, dumping its graph (verbosity=debug)."""
+    if factory not in FD_FACTORIES:
+        raise ValueError(f"unknown landmark factory {factory!r}; choose from {sorted(FD_FACTORIES)}")
+    inner = FD_FACTORIES[factory].format(m=m)
     if reasonable:
-        factory = f"lm_reasonable_orders_hps(lm_hm(m={m}), verbosity=debug)"
-    search = f"eager_greedy([landmark_sum({factory})], bound=0)"
+        return f"lm_reasonable_orders_hps({inner}, verbosity=debug)"
+    return inner[:-1] + (", " if inner[-2] != "(" else "") + "verbosity=debug)"
+
+
+def fd_landmarks(domain_text: str, problem_text: str, m: int = 1, reasonable: bool = False,
+                 timeout: float | None = None, encoding: str = "binary", factory: str = "hm") -> PeerGraph:
+    """Run FD's ``lm_hm(m)``, ``lm_rhw`` or ``lm_zg`` (wrapped in ``lm_reasonable_orders_hps`` if
+    asked) and read its graph."""
+    search = f"eager_greedy([landmark_sum({fd_factory_string(factory, m, reasonable)})], bound=0)"
     if encoding not in ("binary", "default"):
         raise ValueError(f"encoding must be 'binary' or 'default', not {encoding!r}")
     translate = ["--translate-options", "--invariant-generation-max-candidates", "0"] if encoding == "binary" else []
@@ -101,18 +119,34 @@ def fd_landmarks(domain_text: str, problem_text: str, m: int = 1, reasonable: bo
         start = time.perf_counter()
         try:
             proc = subprocess.run(
-                [sys.executable, str(fd_driver()), "domain.pddl", "problem.pddl", *translate,
+                [sys.executable, str(fd_driver()), "--keep-sas-file", "domain.pddl", "problem.pddl", *translate,
                  "--search-options", "--search", search],
                 cwd=workdir, capture_output=True, text=True, timeout=timeout,
                 env={**os.environ, "PYTHONHASHSEED": "0"})
         except subprocess.TimeoutExpired:
             raise PlannerError(f"Fast Downward landmark run exceeded {timeout} s") from None
         seconds = time.perf_counter() - start
+        sas = Path(workdir, "output.sas")
+        order = _variable_order(sas.read_text()) if sas.is_file() else {}
     dump = _dump_lines(proc.stdout)
     if dump is None:
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
         raise PlannerError(f"Fast Downward printed no landmark graph (exit {proc.returncode}): {' | '.join(tail)}")
-    return _parse_dump(dump, seconds)
+    graph = _parse_dump(dump, seconds)
+    graph.variable_order = order
+    return graph
+
+
+def _variable_order(sas: str) -> dict[Atom, int]:
+    """atom -> its variable's number in the translator's output (positive atoms only)."""
+    order: dict[Atom, int] = {}
+    for number, block in enumerate(_VARIABLE.findall(sas)):
+        for line in block.splitlines()[3:]:
+            match = _FACT.match(line.strip())
+            if match is not None and match.group(1) == "Atom":
+                args = tuple(a.strip() for a in match.group(3).split(",") if a.strip())
+                order.setdefault(Atom(match.group(2).strip(), args), number)
+    return order
 
 
 def _dump_lines(stdout: str) -> list[str] | None:
@@ -137,13 +171,14 @@ def _fact(text: str) -> str:
 
 def _parse_dump(lines: list[str], seconds: float) -> PeerGraph:
     nodes: dict[int, frozenset[str]] = {}
-    goal, init, edges = set(), set(), []
+    goal, init, disjunctive, edges = set(), set(), set(), []
     for line in lines:
         if (node := _NODE.match(line)) is not None:
             ident, label, styles = node.groups()
-            if " | " in label:
-                raise PlannerError("FD produced a disjunctive landmark; lm_hm never should")
-            atoms = frozenset(_fact(part) for part in label.split(" & "))
+            parts = label.split(" | ")
+            atoms = frozenset(_fact(part) for part in (parts if len(parts) > 1 else label.split(" & ")))
+            if len(parts) > 1:
+                disjunctive.add(atoms)
             nodes[int(ident)] = atoms
             if "style=filled" in styles:
                 goal.add(atoms)
@@ -152,17 +187,19 @@ def _parse_dump(lines: list[str], seconds: float) -> PeerGraph:
         elif (edge := _EDGE.match(line)) is not None:
             edges.append((int(edge.group(1)), int(edge.group(2)), _KINDS[edge.group(3)]))
     orderings = {(nodes[u], nodes[v], kind) for u, v, kind in edges}
-    return PeerGraph(set(nodes.values()), goal, init, orderings, seconds)
+    return PeerGraph(set(nodes.values()), goal, init, orderings, seconds, disjunctive)
 
 
 def asg_view(graph: LandmarkGraph) -> PeerGraph:
     """asg's graph in the peer's terms, with static facts removed as FD's translator does."""
     task = graph.task
-    added = {a for op in task.operators for a in op.add}
-    deleted = {a for op in task.operators for a in op.delete}
+    added = {a for op in task.operators for a in op.all_add()} | {rule.head for rule in task.axioms}
+    deleted = {a for op in task.operators for a in op.all_delete()} | {rule.head for rule in task.axioms}
 
     def constant(atom) -> bool:
-        # true from the start and never deleted, or false and never added: FD drops its variable
+        # true from the start and never deleted, or false and never added: FD drops its variable;
+        # (not p) is constant where p is (rhw finds complements of atoms no precondition negates)
+        atom = atom.positive()
         return (atom in task.init and atom not in deleted) or (atom not in task.init and atom not in added)
 
     def kept(lm) -> bool:
@@ -176,7 +213,8 @@ def asg_view(graph: LandmarkGraph) -> PeerGraph:
         landmarks={atoms[i] for i in keep},
         goal={atoms[lm.id] for lm in graph.landmarks if lm.goal and lm.id in keep},
         initially_true={atoms[lm.id] for lm in graph.landmarks if lm.initially_true and lm.id in keep},
-        orderings=orderings, seconds=graph.seconds)
+        orderings=orderings, seconds=graph.seconds,
+        disjunctive={atoms[lm.id] for lm in graph.landmarks if lm.kind == "disjunctive" and lm.id in keep})
 
 
 def compare(ours: PeerGraph, theirs: PeerGraph) -> Comparison:

@@ -4,6 +4,9 @@ A →r B says: a plan that reaches B before A must destroy B while reaching A an
 re-establish it, so A should come first. Valid plans may violate it, so these orderings
 are kept apart from the sound ones and may form cycles.
 
+Disjunctive landmarks (rhw's) take no part, on either side, as in FD's HPS code: which of
+their atoms a plan makes true is open, so nothing follows about what achieving one destroys.
+
 Interference ("achieving A destroys B") uses mutexes. asg has no invariant synthesis, so
 its mutexes are the h^2 ones: two reachable facts are mutex when no relaxed Π^2
 derivation makes them true together (sound: they can never hold at once).
@@ -43,14 +46,16 @@ def reasonable_orderings(graph: LandmarkGraph, mutexes: Mutexes | None = None) -
     task = graph.task
     mutexes = mutexes or Mutexes(task)
     achievers = _achievers(task)
-    candidates = [lm for lm in graph.landmarks]
+    candidates = [lm for lm in graph.landmarks if lm.kind != "disjunctive"]
     found: set[tuple[int, int]] = set()
 
     before = {lm.id: _sound_ancestors(graph, lm.id) for lm in candidates}
 
     def add(a: Landmark, b: Landmark) -> None:
         # skip pairs a sound ordering (or a chain of them) already puts in this order
-        if a.id != b.id and a.id not in before[b.id] and _destroys(a, b, mutexes, achievers):
+        if a.kind == "disjunctive" or a.id == b.id or a.id in before[b.id]:
+            return
+        if _destroys(a, b, mutexes, achievers):
             found.add((a.id, b.id))
 
     for b in candidates:
@@ -61,7 +66,7 @@ def reasonable_orderings(graph: LandmarkGraph, mutexes: Mutexes | None = None) -
         for c in _gn_children(graph, b):
             ancestors: set[int] = set()
             for parent, kind in graph.in_edges(c.id).items():
-                if parent != b.id and kind in SOUND:
+                if parent != b.id and kind in SOUND and graph.by_id(parent).kind != "disjunctive":
                     ancestors.add(parent)
                     ancestors |= {u for u in _sound_ancestors(graph, parent)}
             for a_id in sorted(ancestors):

@@ -1,0 +1,193 @@
+"""A task as Fast Downward's translator leaves it with every fluent a binary variable.
+
+``lm_zg`` and ``lm_rhw`` read FD's finite-domain task, not STRIPS. With invariant synthesis
+off (``--invariant-generation-max-candidates 0``, the ``binary`` encoding of
+:mod:`asg.planning.peer`) each fluent ``p`` is a variable with the two values ``Atom p`` and
+``NegatedAtom p``. This module builds that task from asg's :class:`~asg.planning.task.Task`:
+
+* fact ids: variable ``v`` (the atom ``atoms[v]``) has the facts ``2v`` (``NegatedAtom``) and
+  ``2v + 1`` (``Atom``); every variable holds exactly one of them in each state, so the initial
+  state names a value for every variable, ``NegatedAtom`` ones included;
+* an operator is a precondition (at most one fact a variable) and a list of effects, each a
+  fact with the conditions (read before the step) under which it happens;
+* an axiom is an action with its body as precondition and its head as one effect.
+
+The effects follow the translator (``translate.py``, ``translate_strips_operator_aux`` and
+``build_sas_operator``), because which operator achieves what under which condition is what
+both factories reason about: an add wins over a delete of the same atom; a delete gets the
+deleted atom as condition, and the add conditions negated, unless the variable is binary and
+nothing else sets it true (then the condition is pointless and dropped); an effect that
+restates the precondition is dropped; conditions the precondition implies are dropped, and an
+effect whose condition contradicts it is gone; an operator with no effect left is dropped.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+
+from asg.planning.task import Atom, Task
+
+Fact = int  # 2 * variable + (1 if the atom holds else 0)
+
+
+@dataclass(frozen=True)
+class BinaryAction:
+    """An operator (``axiom`` False) or axiom: precondition facts and (conditions, fact) effects."""
+
+    name: str
+    pre: tuple[Fact, ...]
+    effects: tuple[tuple[tuple[Fact, ...], Fact], ...]
+    axiom: bool = False
+
+
+@dataclass(frozen=True)
+class BinaryTask:
+    """Variables (one per fluent atom), the initial value of each, goal facts, actions."""
+
+    atoms: tuple[Atom, ...]
+    init: tuple[Fact, ...]  # init[v]: the fact of variable v that holds initially
+    goal: tuple[Fact, ...]
+    actions: tuple[BinaryAction, ...]
+
+    @property
+    def n_facts(self) -> int:
+        return 2 * len(self.atoms)
+
+    def atom(self, fact: Fact) -> Atom:
+        """The asg atom of a fact: ``(p)`` or its complement ``(not (p))``."""
+        atom = self.atoms[fact >> 1]
+        return atom if fact & 1 else atom.negate()
+
+    def achievers(self) -> list[list[int]]:
+        """fact -> indices of the actions with an effect setting it (conditional ones too)."""
+        table: list[list[int]] = [[] for _ in range(self.n_facts)]
+        for k, action in enumerate(self.actions):
+            for fact in sorted({f for _, f in action.effects}):
+                table[fact].append(k)
+        return table
+
+
+def binary_task(task: Task, order: dict[Atom, int] | None = None) -> BinaryTask:
+    """``task`` in FD's binary finite-domain form (see the module docstring).
+
+    Variables are numbered by ``order`` (atom -> rank; FD's translator numbers them along its
+    causal graph, and the order reaches rhw's output where disjunctions overlap), else by atom.
+    """
+    positives = {a.positive() for a in task.facts} | {a.positive() for a in task.goal}
+    positives |= {a.positive() for a in task.derived}
+    rank = order or {}
+    atoms = tuple(sorted(positives, key=lambda a: (rank.get(a, len(rank)), a)))
+    var = {atom: v for v, atom in enumerate(atoms)}
+    state = task.closure(task.init) if task.axioms else task.init
+    init = tuple(2 * v + (1 if atom in state else 0) for v, atom in enumerate(atoms))
+    static_true = task.static_facts
+
+    def fact_of(atom: Atom) -> Fact | bool:
+        """The fact of a literal, or True/False for a literal on a constant atom."""
+        v = var.get(atom.positive())
+        if v is None:
+            holds = atom.positive() in static_true
+            return holds != atom.negated
+        return 2 * v + (0 if atom.negated else 1)
+
+    def condition(literals) -> dict[int, int] | None:
+        """variable -> value of a conjunction, None if it cannot hold."""
+        out: dict[int, int] = {}
+        for literal in literals:
+            fact = fact_of(literal)
+            if fact is True:
+                continue
+            if fact is False or out.get(fact >> 1, fact & 1) != fact & 1:
+                return None
+            out[fact >> 1] = fact & 1
+        return out
+
+    goal = set()
+    for atom in list(task.goal) + [a.negate() for a in task.negative_goal]:
+        fact = fact_of(atom)
+        if not isinstance(fact, bool):
+            goal.add(fact)
+    actions = []
+    for op in task.operators:
+        pre = condition(list(op.pre) + [a.negate() for a in op.neg_pre])
+        if pre is None:
+            continue
+        parts: list[tuple[frozenset[Atom], frozenset[Atom], frozenset[Atom]]] = [(frozenset(), op.add, op.delete)]
+        parts += [(e.condition, e.add, e.delete) for e in op.conditional]
+        effects = _translate_effects(pre, parts, var, condition)
+        if effects:
+            actions.append(BinaryAction(op.name, _facts(pre), effects))
+    for rule in task.axioms:
+        body = condition(rule.body)
+        head = fact_of(rule.head)
+        if body is None or isinstance(head, bool):
+            continue
+        actions.append(BinaryAction(f"axiom {rule.head}", _facts(body), (((), head),), axiom=True))
+    return BinaryTask(atoms, init, tuple(sorted(goal)), tuple(actions))
+
+
+def _facts(values: dict[int, int]) -> tuple[Fact, ...]:
+    return tuple(sorted(2 * v + value for v, value in values.items()))
+
+
+def _translate_effects(pre: dict[int, int], effects, var: dict[Atom, int], condition):
+    """(conditions, fact) effects of one operator, as the translator builds them."""
+    adds: dict[int, list[dict[int, int]]] = {}
+    deletes: dict[int, list[dict[int, int]]] = {}
+    for literals, add, delete in effects:
+        cond = condition(literals)
+        if cond is None:
+            continue
+        for table, atoms in ((adds, add), (deletes, delete)):
+            for atom in atoms:
+                if not atom.negated and atom in var:  # complements mirror the positive effect
+                    table.setdefault(var[atom], []).append(cond)
+    by_var: dict[int, dict[int, list[dict[int, int]]]] = {}
+    for v, conds in adds.items():
+        by_var.setdefault(v, {})[1] = list(conds)
+    for v, conds in deletes.items():
+        no_add = _negation(adds.get(v, []))
+        if no_add is None:  # some add always fires: the delete never takes effect
+            continue
+        for cond in conds:
+            if cond.get(v, 1) != 1:
+                continue  # the deleted atom would be false already
+            guarded = {**cond, v: 1}
+            for extra in no_add:
+                merged = dict(guarded)
+                if all(merged.setdefault(x, value) == value for x, value in extra.items()):
+                    by_var.setdefault(v, {}).setdefault(0, []).append(merged)
+    out: list[tuple[tuple[int, ...], int]] = []
+    for v in sorted(by_var):
+        on_var = by_var[v]
+        for value in sorted(on_var):
+            if pre.get(v) == value:
+                continue  # restates the precondition
+            conds = [dict(c) for c in on_var[value]]
+            if 1 - value not in on_var:  # binary: "v has the other value" is a pointless condition
+                for c in conds:
+                    if c.get(v) == 1 - value:
+                        del c[v]
+                if any(not c for c in conds):
+                    conds = [{}]
+            for cond in conds:
+                if any(pre.get(x, value_x) != value_x for x, value_x in cond.items()):
+                    continue  # contradicts the precondition
+                kept = tuple(sorted(2 * x + value_x for x, value_x in cond.items() if x not in pre))
+                effect = (kept, 2 * v + value)
+                if effect not in out:
+                    out.append(effect)
+    return tuple(out)
+
+
+def _negation(conditions: list[dict[int, int]]) -> list[dict[int, int]] | None:
+    """The negation of a disjunction of conjunctions, as a disjunction (None: it never holds)."""
+    if any(not c for c in conditions):
+        return None
+    out: list[dict[int, int]] = []
+    for choice in product(*(sorted(c.items()) for c in conditions)):
+        combo: dict[int, int] = {}
+        if all(combo.setdefault(x, 1 - value) == 1 - value for x, value in choice):
+            if combo not in out:
+                out.append(combo)
+    return out
