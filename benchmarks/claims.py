@@ -1,0 +1,208 @@
+"""The README's status table, checked against the committed results it links.
+
+Each :class:`Claim` reads one committed results file and renders the figure the README quotes
+from it, with its setting (budget, seeds, episodes) where the file gives them. ``check`` says
+where the README's table differs: a claim whose text is not in its row, or a row that does not
+link the claim's file. ``unclaimed_numbers`` lists every number in the table's figure cells that
+no claim renders, so no figure can stand there unread. ``tests/test_docs.py`` runs both.
+
+    python benchmarks/claims.py            # the claims, and any fault (exit 1 on a fault)
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+HEADING = "## What works"
+TABLE2 = ("Stack_All_To_Zone", "Move_All_To_Zone", "Stack_All_Blocks", "Clean_Table", "Clean_And_Stack")
+WORLDS = ("household-v1", "household-v2", "minecraft", "mario")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A figure of the README's status table: the row it stands in, the file it comes from, and
+    how it is written from that file's JSON."""
+
+    row: str
+    file: str
+    render: Callable[[Any], str]
+
+    def value(self, root: Path = ROOT) -> str:
+        """The claim's text, read afresh from ``root / file`` (JSON, or a CSV as a list of rows)."""
+        text = (root / self.file).read_text()
+        return self.render(list(csv.DictReader(io.StringIO(text))) if self.file.endswith(".csv") else json.loads(text))
+
+
+def _two(x: float) -> str:
+    """A success rate as the result files' tables print it: 0.995 stays, 1.0 is 1.00."""
+    text = f"{x:.3f}".rstrip("0")
+    return text + "0" * max(0, 4 - len(text))
+
+
+def _steps(n: int) -> str:
+    return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k"
+
+
+def _solved(summary: list[dict[str, Any]], method: str) -> str:
+    row = next(s for s in summary if s["method"] == method)
+    return f"{row['seeds_succeeding']}/{row['seeds']}"
+
+
+def _fd_agreement(tasks: list[dict[str, Any]]) -> str:
+    same = sum(bool(t["landmarks_equal"] and t["orderings_equal"]) for t in tasks)
+    return f"{same}/{len(tasks)}"
+
+
+def _figure3(data: dict[str, Any], method: str) -> str:
+    return ", ".join(_solved(data["summary"][world], method) for world in WORLDS)
+
+
+def _all_worlds(data: dict[str, Any], key: str = "summary") -> str:
+    rows = [table[0] for table in data[key].values()]
+    return f"{sum(r['seeds_succeeding'] for r in rows)}/{sum(r['seeds'] for r in rows)}"
+
+
+def _own_world(data: dict[str, Any], world: str, method: str) -> str:
+    row = next(r for r in data["rows"] if r["world"] == world and r["method"] == method)
+    flag = "--steps" if method == "asgrl" else "--ppo-steps"
+    command = next(c for c in data["commands"] if f"--worlds {world} " in c and f"--methods {method} " in c)
+    budget = int(re.search(rf"{flag} (\d+)", command).group(1))
+    return f"{_two(row['final_success_mean'])} ({row['seeds']} seeds, {_steps(budget)} steps)"
+
+
+def _table2(data: dict[str, Any]) -> str:
+    return " / ".join(_two(data["families"][name]) for name in TABLE2)
+
+
+def _episodes(data: dict[str, Any]) -> int:
+    counts = {p["episodes"] for p in data["programs"].values()}
+    assert len(counts) == 1, counts
+    return counts.pop()
+
+
+def _baselines(data: dict[str, Any]) -> str:
+    rates = [p["success_rate"] for b in data["baselines"].values() for p in b["evaluation"]["programs"].values()]
+    steps = {b["budget"]["env_steps"] for b in data["baselines"].values()}
+    return f"{_two(max(rates))} on every program ({steps.pop() // 1000}k env steps)"
+
+
+def _atomic(data: dict[str, Any]) -> str:
+    return f"Move_To_Zone {_two(data['families']['Move_To_Zone'])}, Stack {_two(data['families']['Stack'])}"
+
+
+RESULTS = "benchmarks/results"
+FETCH = f"{RESULTS}/fetch_programs"
+CLAIMS: list[Claim] = [
+    Claim("Planning core", f"{RESULTS}/landmarks_m1_binary.json", lambda d: f"{_fd_agreement(d)} STRIPS tasks"),
+    Claim("Planning core", f"{RESULTS}/landmarks_m1_default.json", lambda d: f"{_fd_agreement(d)} with FD's default"),
+    Claim("Planning core", f"{RESULTS}/landmarks_process.json",
+          lambda d: f"{_two(d['summary']['median_in_process_ratio'])} of FD's time"),
+    Claim("ASGRL, paper setting", f"{RESULTS}/figure3/figure3.json", lambda d: f"ASGRL {_figure3(d, 'asgrl')}"),
+    Claim("ASGRL, paper setting", f"{RESULTS}/figure3/figure3.json",
+          lambda d: f"{d['meta']['seeds']} seeds, {d['meta']['steps'] // 1000}k steps"),
+    Claim("ASGRL, paper setting", f"{RESULTS}/figure3/figure3.json",
+          lambda d: f"Goal-Q {_figure3(d, 'goal-q')}; Landmark-HRL {_figure3(d, 'landmark-hrl')}"),
+    Claim("ASGRL, asg defaults", f"{RESULTS}/figure3/asg_cap_d20.json",
+          lambda d: f"{_all_worlds(d)} runs on the four worlds"),
+    Claim("ASGRL, asg defaults", f"{RESULTS}/omitted/omitted_cap_d20.json",
+          lambda d: f"{_all_worlds(d, 'table')} on four models"),
+    Claim("ASGRL, asg defaults", f"{RESULTS}/figure3/asg_cap_d20.json",
+          lambda d: f"{d['meta']['seeds']} seeds, {d['meta']['steps'] // 1000}k steps"),
+    Claim("Pixel-Mario", f"{RESULTS}/pixel_mario/pixel_mario.json",
+          lambda d: f"{d['proto-kmeans']['summary']['solved']}/{d['proto-kmeans']['summary']['n']} seeds, "
+                    f"{d['proto-kmeans']['steps'] // 1000}k steps"),
+    Claim("Pixel-Mario", f"{RESULTS}/pixel_mario/baselines/compare.json",
+          lambda d: ", ".join(f"{label} {_solved(d['summary'], method)}" for label, method in
+                              (("Goal-Q", "goal-q"), ("Landmark-Shaping", "landmark-shaping"),
+                               ("Landmark-HRL", "landmark-hrl")))),
+    Claim("Your own Gymnasium world", f"{RESULTS}/own_worlds/own_worlds.json",
+          lambda d: f"DoorKey-8x8 {_own_world(d, 'doorkey-8x8', 'asgrl')}; UnlockPickup "
+                    f"{_own_world(d, 'unlockpickup', 'asgrl')}"),
+    Claim("Your own Gymnasium world", f"{RESULTS}/own_worlds/own_worlds.json",
+          lambda d: f"DoorKey-8x8 {_own_world(d, 'doorkey-8x8', 'ppo')}; UnlockPickup "
+                    f"{_own_world(d, 'unlockpickup', 'ppo')}"),
+    Claim("AlphaNPI-X, `fast` preset", f"{FETCH}/learned_stop/fast-200/non-atomic-replan-learned.json",
+          lambda d: f"{_table2(d)} ({_episodes(d)} episodes"),
+    Claim("AlphaNPI-X, `fast` preset", f"{RESULTS}/npi_ddpg_baselines_800k.json", _baselines),
+    Claim("AlphaNPI-X, `paper` preset", f"{FETCH}/paper_pipeline/epochs-30/atomic.json", _atomic),
+    Claim("AlphaNPI-X, `paper` preset", f"{FETCH}/paper_pipeline/epochs-30/replan.json",
+          lambda d: f"re-plan {_table2(d)} ({_episodes(d)} episodes"),
+    Claim("AlphaNPI-X, `paper` preset", f"{FETCH}/paper_pipeline/epochs-30/goal_policy_config.json",
+          lambda d: f"{d['config']['schedule']['epochs_phase1'] + d['config']['schedule']['epochs_phase2']} epochs"),
+    Claim("AlphaNPI-X, `paper` preset", f"{FETCH}/paper_pipeline/epochs-30/goal_policy_metrics.csv",
+          lambda rows: f"goal policy at epoch {max(int(r['epoch']) for r in rows)}"),
+]
+
+
+def status_rows(readme: str) -> dict[str, str]:
+    """The status table's rows by their first cell (the component), each the row's whole line."""
+    after = readme.split(HEADING, 1)[1] if HEADING in readme else ""
+    rows = {}
+    for line in after.splitlines():
+        if line.startswith("## "):
+            break
+        if line.startswith("|") and not line.startswith("|---"):
+            first = line.split("|")[1].strip()
+            bold = re.match(r"\*\*(.+?)\*\*", first)
+            rows[bold.group(1) if bold else first] = line
+    return rows
+
+
+def check(root: Path = ROOT) -> list[str]:
+    """Where the README's status table and the results files disagree, one line each."""
+    rows = status_rows((root / "README.md").read_text(encoding="utf-8"))
+    faults = []
+    for claim in CLAIMS:
+        row = rows.get(claim.row)
+        if row is None:
+            faults.append(f"README.md: no status row {claim.row!r}")
+            continue
+        try:
+            value = claim.value(root)
+        except (OSError, KeyError, ValueError, StopIteration, AttributeError) as err:
+            faults.append(f"{claim.file}: cannot read the claim of row {claim.row!r} ({type(err).__name__}: {err})")
+            continue
+        if value not in row:
+            faults.append(f"{claim.file}: gives {value!r}, which row {claim.row!r} of README.md does not say")
+        if f"]({claim.file})" not in row:
+            faults.append(f"README.md: row {claim.row!r} does not link {claim.file}")
+    return faults
+
+
+def unclaimed_numbers(root: Path = ROOT) -> list[str]:
+    """Numbers in the status table's figure cells (all but the first and the last) that no claim
+    renders from a file; links, code spans and names (Figure 3, Household-V1, DoorKey-8x8) are not
+    figures."""
+    rows = status_rows((root / "README.md").read_text(encoding="utf-8"))
+    faults = []
+    for name, row in rows.items():
+        if name == "component":
+            continue
+        text = "|".join(row.split("|")[2:-2])
+        for claim in (c for c in CLAIMS if c.row == name):
+            text = text.replace(claim.value(root), " ")
+        text = re.sub(r"\[[^\]]*\]\([^)]*\)|`[^`]*`", " ", text)  # links and code are no figures
+        text = re.sub(r"(?:Figure|Table) \d+|[A-Za-z][\w-]*\d\w*", " ", text)  # nor names: Figure 3, V1, 8x8
+        faults += [f"README.md: row {name!r}: {number!r} is read from no file" for number in
+                   re.findall(r"\d+(?:[.,/]\d+)*", text)]
+    return faults
+
+
+def main() -> int:
+    for claim in CLAIMS:
+        print(f"{claim.row:<28} {claim.value()!r:<70} {claim.file}")
+    faults = check() + unclaimed_numbers()
+    print("\n".join(faults) or "every figure of the status table matches its file")
+    return 1 if faults else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
