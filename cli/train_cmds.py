@@ -42,7 +42,8 @@ option = functools.partial(click.option, cls=Scoped)  # scope=[workflows] (absen
 RESUME_REFUSES = ("domain", "env_id", "observation", "model", "k", "skills", "config_file", "preset", "eval_epsilon",
                   "curve_eval", "out")  # a resumed run keeps its saved config and folder
 FETCH_TRAIN = ("preset", "seed", "config_file", "workers", "ray_address", "max_epochs", "goal_policy_epochs",
-               "policy", "episodes", "world_model_kind", "behaviour_model", "iterations", "reuse_shipped")
+               "policy", "episodes", "world_model_kind", "behaviour_model", "iterations", "reuse_shipped", "carry",
+               "refill_episodes")
 FETCH_EVAL = ("seed", "policy", "starts", "mode", "checkpoint", "world_model_kind", "behaviour_model", "out")
 
 
@@ -124,6 +125,11 @@ def _eval_scope_error(option: str, scope: frozenset[str], workflow: str) -> str:
         help="fetch-programs goal-policy / meta-controller: Ray cluster address.")
 @option("--max-epochs", type=click.IntRange(min=1), scope=["goal-policy"],
         help="goal-policy: stop after N epochs (resumable).")
+@option("--carry", type=existing("any"), scope=["goal-policy"],
+        help="goal-policy: continue a run carried across machines (its carry.npz, or a run folder holding one) "
+             "in the new folder --out, the replay buffer refilled (the buffer is all that is lost).")
+@option("--refill-episodes", type=click.IntRange(min=0), scope=["goal-policy"],
+        help="goal-policy with --carry: episodes that refill the replay buffer (default: checkpoint_every epochs').")
 @option("--goal-policy-epochs", type=click.IntRange(min=1), scope=["pipeline"],
         help="fetch-programs pipeline: the goal policy trains to epoch N of its schedule, the stages after "
              "it use it as it is then (a larger N continues it).")

@@ -137,19 +137,26 @@ def _interrupted(stage: str, folder: Path, resumable: Path) -> StageResult:
 
 def train_goal_policy(out: str | Path, *, preset: str = "fast", config: Any = None, resume: bool = False,
                       seed: int = 0, workers: int = 1, ray_address: str | None = None,
-                      max_epochs: int | None = None, progress: StageProgress | None = None) -> StageResult:
-    """Stage 1 into ``out`` (``config`` overrides ``preset``; ``resume`` keeps the saved config)."""
+                      max_epochs: int | None = None, carry: str | Path | None = None,
+                      refill_episodes: int | None = None, progress: StageProgress | None = None) -> StageResult:
+    """Stage 1 into ``out`` (``config`` overrides ``preset``; ``resume`` keeps the saved config).
+    ``carry``: a carry file (``goal_policy/carry.py``; a run folder: its ``carry.npz``) to continue
+    in the new folder ``out`` with a refilled replay buffer (``refill_episodes``); ``config`` then
+    lays only epochs and speed fields over the carried config."""
+    from asg.learning.goal_policy.carry import CARRY_FILE
     from asg.learning.goal_policy.trainer import CHECKPOINT
     from asg.learning.goal_policy.trainer import train_goal_policy as train
 
     folder = Path(out)
     if resume and config is not None:
         raise ConfigError("resume: the run keeps its saved config; give no config or preset with it")
-    if not resume and config is None:
+    if not resume and config is None and carry is None:
         config = goal_policy_config(preset)
+    carry_file = None if carry is None else Path(carry) / CARRY_FILE if Path(carry).is_dir() else Path(carry)
     try:
         summary = train(None if resume else config, folder, resume=folder if resume else None, workers=workers,
-                        ray_address=ray_address, seed=seed, progress=progress, max_epochs=max_epochs)
+                        ray_address=ray_address, seed=seed, progress=progress, max_epochs=max_epochs,
+                        carry_from=carry_file, refill_episodes=refill_episodes)
     except KeyboardInterrupt:
         return _interrupted("goal-policy", folder, folder / CHECKPOINT)
     status = Status.FINISHED if summary["finished"] else Status.PAUSED
@@ -388,13 +395,16 @@ def train(stage: str | None, out: str | Path | None = None, *, preset: str | Non
           ray_address: str | None = None, max_epochs: int | None = None, goal_policy_epochs: int | None = None,
           policy: str | Path | None = None, episodes: int | None = None, world_model_kind: str | None = None,
           behaviour_model: str | Path | None = None, iterations: int | None = None,
-          reuse_shipped: bool | None = None, progress: StageProgress | None = None,
+          reuse_shipped: bool | None = None, carry: str | Path | None = None, refill_episodes: int | None = None,
+          progress: StageProgress | None = None,
           on_stage: Callable[[str, str], None] | None = None) -> StageResult | PipelineResult:
     """What ``asg train --domain fetch-programs`` runs: the whole pipeline (``stage`` None, see
     :func:`train_pipeline`) or one stage, into ``out`` (default :func:`default_out`); a None argument
     takes its default (``preset`` fast, the learned world model, the shipped goal policy).
     ``config_file``: a JSON file of the stage's config fields over the preset's; ``resume``: the
-    stage's run in ``out`` goes on with its saved config."""
+    stage's run in ``out`` goes on with its saved config; ``carry`` (goal-policy): continue a carried
+    learner in the new folder ``out``, its buffer refilled with ``refill_episodes`` (the refill resume,
+    ``goal_policy/carry.py``), ``config_file`` then giving only epochs and speed fields."""
     if stage is not None and stage not in STAGES:
         raise FieldError("stage", f"{stage!r}; choose from {', '.join(STAGES)}")
     if resume and config_file is not None:
@@ -408,7 +418,18 @@ def train(stage: str | None, out: str | Path | None = None, *, preset: str | Non
     if stage == "behaviour-model":
         return train_behaviour_model(folder, policy or shipped("goal-policy"), episodes=episodes, seed=seed,
                                      config=override_file(behaviour_config(preset), config_file), progress=progress)
+    if (carry is not None or refill_episodes is not None) and stage != "goal-policy":
+        raise FieldError("carry", "only with the goal-policy stage")
+    if refill_episodes is not None and carry is None:
+        raise FieldError("refill_episodes", "only with carry (a carried run refills its buffer)")
+    if carry is not None and resume:
+        raise FieldError("carry", "not with resume: a carried run starts a new folder (resume it there later)")
     make = goal_policy_config if stage == "goal-policy" else meta_controller_config
+    if carry is not None:
+        config = None if config_file is None else override_file(_carried_config(carry), config_file)
+        return train_goal_policy(folder, config=config, seed=seed, workers=workers or 1, ray_address=ray_address,
+                                 max_epochs=max_epochs, carry=carry, refill_episodes=refill_episodes,
+                                 progress=progress)
     config = None if resume else override_file(make(preset), config_file)
     if stage == "goal-policy":
         return train_goal_policy(folder, config=config, resume=resume, seed=seed, workers=workers or 1,
@@ -416,6 +437,15 @@ def train(stage: str | None, out: str | Path | None = None, *, preset: str | Non
     return train_meta_controller(folder, world_model_kind=kind, behaviour_model=behaviour_model, config=config,
                                  resume=resume, seed=seed, preset=preset, iterations=iterations, workers=workers,
                                  ray_address=ray_address, progress=progress)
+
+
+def _carried_config(carry: str | Path) -> Any:
+    """The config a carry file (or a run folder's ``carry.npz``) holds."""
+    from asg.learning.goal_policy.carry import CARRY_FILE, read_carry
+    from asg.learning.goal_policy.config import from_dict
+
+    path = Path(carry) / CARRY_FILE if Path(carry).is_dir() else Path(carry)
+    return from_dict(read_carry(path)[0]["config"], str(path))
 
 
 # -- evaluation -------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ import numpy as np
 from asg.envs.fetch import TRAINING, FetchTask, SimState
 from asg.learning import checkpoint as ckpt
 from asg.learning.errors import CheckpointError, ConfigError
+from asg.learning.goal_policy import carry
 from asg.learning.goal_policy import config as cfgmod
 from asg.learning.goal_policy.config import GoalPolicyConfig
 from asg.learning.goal_policy.dagger import ExpertLabels, label_episodes
@@ -76,6 +77,7 @@ class Progress:
     pretrain_loss: float | None = None  # last loss of the BC pre-training on the demos
     rows: list[dict[str, Any]] = field(default_factory=list)
     epoch_cycles: list[dict[str, float]] = field(default_factory=list)  # finished cycles of the current epoch
+    refilled: int = 0  # episodes collected to refill the replay buffer after carried resumes (``carry.py``)
 
 
 def training_starts(chained: float) -> Any:
@@ -302,11 +304,17 @@ class GoalPolicyTrainer:
                 "rng": self.rng.bit_generator.state, "progress": asdict(self.progress)}
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
-        """Restore from :meth:`state_dict` output."""
+        """Restore from :meth:`state_dict` output, or from a carry file's (``carry.py``: no buffers, the
+        replay and state buffers stay empty, demonstrations are regenerated from the seed)."""
         self.agent.load_state_dict(data["agent"])
-        self.buffer = EpisodeBuffer.from_state_dict(data["buffer"])
-        self.states = states_from(data["states"])
-        self.demos = None if data["demos"] is None else DemoSet(**data["demos"])
+        if data.get("buffer") is not None:
+            self.buffer = EpisodeBuffer.from_state_dict(data["buffer"])
+        if data.get("states") is not None:
+            self.states = states_from(data["states"])
+        self.demos = None if data.get("demos") is None else DemoSet(**data["demos"])
+        if self.demos is None and self.config.demos.enabled:
+            self.demos = generate_demos(self.config.demos.episodes, self.demo_seed, self.config.schedule.horizon,
+                                        programs=self.programs)
         if data.get("labels") is not None:
             self.labels = ExpertLabels.from_state_dict(data["labels"])
         if self.demos is not None:
@@ -315,6 +323,22 @@ class GoalPolicyTrainer:
             self.demo_buffer.store(self.demos.o, self.demos.ag, self.demos.g, self.demos.u)
         self.rng.bit_generator.state = data["rng"]
         self.progress = Progress(**data["progress"])
+
+    def refill(self, episodes: int) -> int:
+        """Collect ``episodes`` episodes with the exploring policy (the current epoch's starts) into the
+        replay buffer, no update (the refill resume, ``carry.py``); the episodes collected."""
+        sch, p = self.config.schedule, self.progress
+        batch, done, start = sch.cycle_episodes(self.workers), 0, time.perf_counter()
+        while done < episodes:
+            specs = self.episode_specs(min(batch, episodes - done), p.epoch)
+            got = self.collector.run(specs, self.agent.snapshot(), self.config.explore)
+            self.store(got)
+            done += len(got)
+        p.refilled += done
+        p.episodes += done
+        p.env_steps += done * sch.horizon
+        p.wall_s += time.perf_counter() - start  # the training wall time includes the refill
+        return done
 
     def close(self) -> None:
         self.collector.close()
@@ -363,8 +387,10 @@ def write_checkpoint(trainer: GoalPolicyTrainer, run: RunDir) -> None:
     """Checkpoint then its description, each atomically."""
     p = trainer.progress
     meta = {**_run_identity(trainer.seed, type(trainer.task).__name__), "epoch": p.epoch, "env_steps": p.env_steps}
-    run.save_state(CHECKPOINT_KIND, trainer.state_dict(), meta,
+    state = trainer.state_dict()
+    run.save_state(CHECKPOINT_KIND, state, meta,
                    {"epoch": p.epoch, "cycles_into_epoch": len(p.epoch_cycles), "env_steps": p.env_steps})
+    carry.write_carry(run.path / carry.CARRY_FILE, state, meta)  # the few MB that travel (``carry.py``)
 
 
 def _resolve_config(config: GoalPolicyConfig | None, saved: dict[str, Any], where: Path) -> GoalPolicyConfig:
@@ -415,21 +441,38 @@ def branch_phase2(source: str | Path, out_dir: str | Path, *, p_reset: float, ep
 def train_goal_policy(config: GoalPolicyConfig | None, out_dir: str | Path, resume: str | Path | None = None,
                       workers: int = 1, ray_address: str | None = None, seed: int = 0, *,
                       task: GoalTask | None = None, progress: StageProgress | None = None,
-                      max_epochs: int | None = None) -> dict[str, Any]:
+                      max_epochs: int | None = None, carry_from: str | Path | None = None,
+                      refill_episodes: int | None = None) -> dict[str, Any]:
     """Train (or resume) the goal policy; the result summary (also ``result.json``).
 
     ``resume``: a run directory to continue in (``out_dir`` is then ignored; ``config`` None =
-    the saved one). ``max_epochs``: stop after that many epochs in this call (a later resume
+    the saved one). ``carry_from``: a carry file (``carry.py``) to continue from in the new folder
+    ``out_dir``, its replay buffer refilled with ``refill_episodes`` episodes (default
+    :func:`default_refill`) before the next update; ``config`` may change only the epochs and
+    speed fields. ``max_epochs``: stop after that many epochs in this call (a later resume
     continues). ``task``: another goal task (tests); default the Fetch world.
     """
     if workers < 1:
         raise ConfigError(f"workers must be >= 1, got {workers}")
+    if carry_from is not None and resume is not None:
+        raise ConfigError("carry_from starts a new folder from a carry file; resume continues a folder: not both")
+    if refill_episodes is not None and (carry_from is None or refill_episodes < 0):
+        raise ConfigError("refill_episodes: only with carry_from, and >= 0")
     run_dir = Path(resume if resume is not None else out_dir)
     if resume is not None and not (run_dir / CHECKPOINT).is_file():
         raise CheckpointError(f"{run_dir / CHECKPOINT}: missing (nothing to resume)")
     with RunDir(run_dir) as run:
         saved = None
-        if resume is not None:
+        if carry_from is not None:
+            carry.check_new_folder(run_dir, CHECKPOINT)
+            tree, meta = carry.read_carry(carry_from)
+            config = carry.carried_config(config, tree["config"], Path(carry_from))
+            seed = int(tree["seed"])
+            refill = default_refill(config) if refill_episodes is None else refill_episodes
+            saved = {**tree, "carried_from": {"file": str(Path(carry_from).resolve()), "sha256":
+                                              ckpt.sha256_file(carry_from), "epoch": int(meta.get("epoch", 0)),
+                                              "refill_episodes": refill}}
+        elif resume is not None:
             saved = read_checkpoint(run_dir)
             config = _resolve_config(config, saved["config"], run_dir / CHECKPOINT)
             seed = int(saved["seed"])
@@ -447,16 +490,22 @@ def _run(run: RunDir, config: GoalPolicyConfig, task: GoalTask | None, seed: int
          max_epochs: int | None) -> dict[str, Any]:
     trainer = GoalPolicyTrainer(config, task, seed, workers, ray_address)
     try:
+        carried = None if saved is None else saved.get("carried_from")
         if saved is not None:
             try:
                 trainer.load_state_dict(saved)
             except (KeyError, ValueError, TypeError, RuntimeError) as err:
-                raise CheckpointError(f"{run.path / CHECKPOINT}: does not fit the run's config ({err})") from None
+                where = carried["file"] if carried else run.path / CHECKPOINT
+                raise CheckpointError(f"{where}: does not fit the run's config ({err})") from None
         else:
             trainer.prepare_demos()
-        branched = {} if saved is None else {k: v for k, v in run.read_config().items() if k == "branched_from"}
+        kept = ("branched_from", "carried_from")  # where the run came from, kept by later resumes
+        origin = ({"carried_from": carried} if carried else {} if saved is None else
+                  {k: v for k, v in run.read_config().items() if k in kept})
         run.write_config({"config": cfgmod.to_dict(config), "seed": seed, "workers": workers,
-                          **_run_identity(seed, type(trainer.task).__name__), **branched})
+                          **_run_identity(seed, type(trainer.task).__name__), **origin})
+        if carried:
+            trainer.refill(carried["refill_episodes"])
         with StopOnSignal() as stop:
             return _train_loop(trainer, run, progress, max_epochs, stop)
     finally:
@@ -494,10 +543,19 @@ def _train_loop(trainer: GoalPolicyTrainer, run: RunDir, progress: StageProgress
               "epochs": p.epoch, "total_epochs": sch.total_epochs, "finished": p.epoch >= sch.total_epochs,
               "env_steps": p.env_steps, "episodes": p.episodes, "wall_seconds": round(p.wall_s, 1),
               "test_success": last_row.get("test_success"), "policy": str(run_dir / POLICY_FILE),
+              "refilled_episodes": p.refilled,
               "demo_success_rate": None if trainer.demos is None else trainer.demos.success_rate,
               "bc_pretrain_loss": p.pretrain_loss}
     run.write_result(_json_safe(result))
     return result
+
+
+def default_refill(config: GoalPolicyConfig) -> int:
+    """Episodes a carried run refills its buffer with by default: those of ``checkpoint_every`` epochs
+    (as many as the run collects between two checkpoints), at most what the buffer holds."""
+    sch = config.schedule
+    per_epoch = sch.cycles * sch.cycle_episodes()
+    return min(sch.checkpoint_every * per_epoch, config.replay.buffer_size // sch.horizon)
 
 
 def _json_safe(obj: Any) -> Any:
