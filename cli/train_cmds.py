@@ -44,7 +44,8 @@ RESUME_REFUSES = ("domain", "env_id", "observation", "model", "k", "skills", "co
 FETCH_TRAIN = ("preset", "seed", "config_file", "workers", "ray_address", "max_epochs", "goal_policy_epochs",
                "policy", "episodes", "world_model_kind", "behaviour_model", "iterations", "reuse_shipped", "carry",
                "refill_episodes")
-FETCH_EVAL = ("seed", "policy", "starts", "mode", "checkpoint", "world_model_kind", "behaviour_model", "out")
+FETCH_EVAL = ("seed", "policy", "starts", "mode", "checkpoint", "world_model_kind", "behaviour_model", "out",
+              "z_tolerance")
 
 
 def _method_names() -> list[str]:
@@ -265,6 +266,9 @@ def _train_fetch(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
         help="fetch-programs: goal policy (default: the shipped one).")
 @option("--starts", type=click.Choice(["table", "chained"]), scope=["atomic"],
         help="atomic: every block on the table (default) or set up as inside a non-atomic program.")
+@option("--z-tolerance", type=click.FloatRange(min=0.0, min_open=True), scope=["atomic"],
+        help="atomic: also score the same episodes with the goal test that wants each block within this height "
+             "(m) of its target (the fast/learned presets' 0.02).")
 @option("--mode", type=click.Choice(MODES), scope=["non-atomic"],
         help="non-atomic: inference mode (default replan).")
 @option("--checkpoint", type=existing("any"), scope=["non-atomic"],

@@ -113,3 +113,21 @@ def test_asg_train_takes_the_learned_preset(tmp_path, monkeypatch, no_expert):
                                     "learned", "--config", "tiny.json", "--out", "gp", "--quiet", "--json"])
     assert out.exit_code == 0, out.output
     assert json.loads((tmp_path / "gp" / "config.json").read_text())["config"]["preset"] == "learned"
+
+
+def test_the_atomic_suite_scores_the_same_episodes_with_and_without_the_height_tolerance():
+    """The issue's atomic figures come with and without the preset's 2 cm height tolerance."""
+    from asg.learning import fetch_programs as fp
+
+    names = ["Move_To_Zone_0_ORANGE", "Stack_1_0"]
+    both = fp.evaluate_suite("atomic", episodes=4, programs=names, z_tolerance=0.02).payload
+    plain = fp.evaluate_suite("atomic", episodes=4, programs=names).payload
+    assert {n: r["success_rate"] for n, r in both["programs"].items()} == {
+        n: r["success_rate"] for n, r in plain["programs"].items()}  # same seeds, same episodes
+    assert all(both["tolerant_success"][n] <= both["programs"][n]["success_rate"] for n in names)  # stricter
+    loose = fp.evaluate_suite("atomic", episodes=4, programs=names, z_tolerance=10.0).payload
+    assert loose["tolerant_success"] == {n: r["success_rate"] for n, r in plain["programs"].items()}
+    assert "z_tolerance" not in plain
+    out = CliRunner().invoke(main, ["eval", "--domain", "fetch-programs", "--suite", "multistep", "--z-tolerance",
+                                    "0.02"])
+    assert out.exit_code == 2 and "--z-tolerance: only with --suite atomic" in out.output

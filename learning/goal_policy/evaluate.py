@@ -18,7 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from asg.envs.fetch import FetchTask, library_program, multistep_programs, rotate_goal, rotate_observation, state_atoms
+from asg.envs.fetch import (
+    FetchTask,
+    goals_reached,
+    library_program,
+    multistep_programs,
+    rotate_goal,
+    rotate_observation,
+    state_atoms,
+)
 from asg.learning import checkpoint as ckpt
 from asg.learning.errors import CheckpointError
 from asg.learning.goal_policy.normalizer import NormStats
@@ -70,15 +78,20 @@ def _as_policy(policy: str | Path | PolicySnapshot) -> PolicySnapshot:
 
 
 def program_success(worker: RolloutWorker, policy: PolicySnapshot, programs: Sequence[str],
-                    episodes: int, seed: int, post: dict[str, float] | None = None) -> dict[str, float]:
+                    episodes: int, seed: int, post: dict[str, float] | None = None,
+                    tolerant: tuple[float, dict[str, float]] | None = None) -> dict[str, float]:
     """Greedy success rate of each program over ``episodes`` fresh starts (seeded per program):
-    the goal test f(s_T, g). With ``post``, also fills in how often ψ held at the end."""
+    the goal test f(s_T, g). With ``post``, also fills in how often ψ held at the end; with
+    ``tolerant`` = (z, rates), how often the same episodes pass the goal test that also wants each
+    block within z (m) of its target's height (``schedule.goal_z_tolerance``)."""
     out = {}
     for k, name in enumerate(programs):
         seeds = np.random.default_rng([seed, k]).integers(2**31, size=episodes)
         specs = [EpisodeSpec(int(s), program=name, progress=1.0) for s in seeds]
         run = worker.run(specs, policy)
         out[name] = float(np.mean(run.success))
+        if tolerant is not None:
+            tolerant[1][name] = float(np.mean(goals_reached(run.ag[:, -1], run.g, z_tolerance=tolerant[0])))
         if post is not None:
             psi = library_program(name).post
             post[name] = float(np.mean([psi.holds(state_atoms(obs)) for obs in run.final_obs]))
@@ -90,7 +103,7 @@ STARTS = ("table", "chained")
 
 def evaluate_atomic(policy_path: str | Path | PolicySnapshot, episodes: int = 100, seed: int = 0,
                     threads: int = 1, programs: Sequence[str] | None = None,
-                    starts: str = "table") -> dict[str, Any]:
+                    starts: str = "table", z_tolerance: float | None = None) -> dict[str, Any]:
     """Success of every atomic program: ``{"programs": {name: {"success_rate", "episodes"}}, ...}``
     (the issue's contract): the goal test, every block within 5 cm of Θ's target (the paper's).
     ``post_success`` maps each program to how often ψ held at the end instead (what a calling
@@ -98,6 +111,9 @@ def evaluate_atomic(policy_path: str | Path | PolicySnapshot, episodes: int = 10
     programs (``mean_success``, ``mean_post_success``).
     ``starts``: every block on the table (the paper's evaluation), or ``chained``: set up as
     inside a non-atomic program (a Stack onto a tower, a Move into a half-full zone).
+    ``z_tolerance``: the same episodes also scored with the goal test that wants each block within
+    that height of its target (the height tolerance of ``fast``/``learned``): ``tolerant_success``,
+    ``tolerant_families``, ``mean_tolerant_success``.
     """
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
@@ -108,11 +124,16 @@ def evaluate_atomic(policy_path: str | Path | PolicySnapshot, episodes: int = 10
     names = tuple(programs) if programs is not None else task.programs
     worker = RolloutWorker(task, min(EVAL_ENVS, episodes), threads)
     post: dict[str, float] = {}
+    tolerant: dict[str, float] = {}
     try:
-        rates = program_success(worker, policy, names, episodes, seed, post)
+        rates = program_success(worker, policy, names, episodes, seed, post,
+                                None if z_tolerance is None else (z_tolerance, tolerant))
     finally:
         worker.close()
-    return {"programs": {n: {"success_rate": r, "episodes": episodes} for n, r in rates.items()},
+    extra = {} if z_tolerance is None else {
+        "z_tolerance": z_tolerance, "tolerant_success": tolerant, "tolerant_families": _family_means(tolerant),
+        "mean_tolerant_success": float(np.mean(list(tolerant.values())))}
+    return {**extra, "programs": {n: {"success_rate": r, "episodes": episodes} for n, r in rates.items()},
             "post_success": post, "families": _family_means(rates), "post_families": _family_means(post),
             "mean_success": float(np.mean(list(rates.values()))),
             "mean_post_success": float(np.mean(list(post.values()))), "seed": seed, "starts": starts}
