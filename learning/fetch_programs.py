@@ -44,6 +44,7 @@ SUITES = ("atomic", "multistep", "non-atomic")
 WORLD_MODELS = ("exact", "learned")
 MODES = ("network", "plan", "replan")
 PRESETS = ("fast", "paper", "learned")
+EXPERT_FREE = ("learned",)  # presets whose every stage is free of the scripted expert (issue 36)
 SHIPPED = {"goal-policy": "fetch_goal_policy.npz", "behaviour-model": "fetch_behaviour_model.npz",
            "meta-controller": "fetch_meta_controller.npz"}
 STAGE_FILE = {"goal-policy": "policy.npz", "behaviour-model": "behaviour_model.npz",
@@ -338,6 +339,9 @@ def train_pipeline(out: str | Path, *, preset: str = "fast", seed: int = 0, work
         raise FieldError("goal_policy_epochs", f"expected >= 1, got {goal_policy_epochs}")
     if preset not in PRESETS:
         raise ConfigError(f"preset: unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+    if preset in EXPERT_FREE and reuse_shipped:
+        raise FieldError("reuse_shipped", f"not with the {preset} preset: the shipped files were trained with the "
+                                          "scripted expert")
     root = Path(out)
     stages: dict[str, StageSource] = {}
     tell = on_stage or (lambda stage, what: None)
@@ -410,6 +414,13 @@ def train(stage: str | None, out: str | Path | None = None, *, preset: str | Non
     if resume and config_file is not None:
         raise FieldError("config_file", "not with resume: the run keeps its saved config")
     preset, kind = preset or "fast", world_model_kind or "learned"
+    if preset in EXPERT_FREE:  # no shipped file stands in for a stage: they were trained with the expert
+        if stage == "behaviour-model" and policy is None:
+            raise FieldError("policy", f"the {preset} preset needs a goal policy of its own (the shipped one was "
+                                       "trained with the scripted expert)")
+        if stage == "meta-controller" and kind == "learned" and behaviour_model is None:
+            raise FieldError("behaviour_model", f"the {preset} preset needs a behaviour model of its own (the "
+                                                "shipped one was fitted on an expert-trained policy)")
     folder = Path(out or default_out(stage, preset, seed))
     if stage is None:
         return train_pipeline(folder, preset=preset, seed=seed, workers=workers or 1, world_model_kind=kind,

@@ -131,3 +131,17 @@ def test_the_atomic_suite_scores_the_same_episodes_with_and_without_the_height_t
     out = CliRunner().invoke(main, ["eval", "--domain", "fetch-programs", "--suite", "multistep", "--z-tolerance",
                                     "0.02"])
     assert out.exit_code == 2 and "--z-tolerance: only with --suite atomic" in out.output
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--reuse-shipped"], "--reuse-shipped: not with the learned preset"),
+    (["--stage", "behaviour-model"], "--policy: the learned preset needs a goal policy of its own"),
+    (["--stage", "meta-controller"], "--behaviour-model: the learned preset needs a behaviour model of its own"),
+])
+def test_no_shipped_file_stands_in_for_a_stage_of_the_learned_preset(args, expected, tmp_path, monkeypatch):
+    """The shipped files were trained with the scripted expert: the learned preset never falls back on them."""
+    from conftest import one_line
+
+    monkeypatch.chdir(tmp_path)
+    line = one_line(CliRunner().invoke(main, ["train", "--domain", "fetch-programs", "--preset", "learned", *args]))
+    assert expected in line and not list(tmp_path.iterdir())
