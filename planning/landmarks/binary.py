@@ -58,6 +58,23 @@ class BinaryTask:
         atom = self.atoms[fact >> 1]
         return atom if fact & 1 else atom.negate()
 
+    def renumbered(self, order: dict[Atom, int]) -> BinaryTask:
+        """The same task with variables numbered by ``order`` (atom -> rank; others after)."""
+        atoms = sorted(self.atoms, key=lambda a: (order.get(a, len(order)), a))
+        new = {atom: v for v, atom in enumerate(atoms)}
+        move = [0] * self.n_facts
+        for v, atom in enumerate(self.atoms):
+            move[2 * v] = 2 * new[atom]
+            move[2 * v + 1] = 2 * new[atom] + 1
+        actions = tuple(BinaryAction(a.name, tuple(sorted(move[f] for f in a.pre)),
+                                     tuple((tuple(sorted(move[c] for c in cond)), move[f]) for cond, f in a.effects),
+                                     a.axiom)
+                        for a in self.actions)
+        init = [0] * len(atoms)
+        for fact in self.init:
+            init[move[fact] >> 1] = move[fact]
+        return BinaryTask(tuple(atoms), tuple(init), tuple(sorted(move[g] for g in self.goal)), actions)
+
     def achievers(self) -> list[list[int]]:
         """fact -> indices of the actions with an effect setting it (conditional ones too)."""
         table: list[list[int]] = [[] for _ in range(self.n_facts)]
@@ -112,9 +129,12 @@ def binary_task(task: Task, order: dict[Atom, int] | None = None) -> BinaryTask:
         pre = condition(list(op.pre) + [a.negate() for a in op.neg_pre])
         if pre is None:
             continue
-        parts: list[tuple[frozenset[Atom], frozenset[Atom], frozenset[Atom]]] = [(frozenset(), op.add, op.delete)]
-        parts += [(e.condition, e.add, e.delete) for e in op.conditional]
-        effects = _translate_effects(pre, parts, var, condition)
+        if op.conditional:
+            parts: list[tuple[frozenset[Atom], frozenset[Atom], frozenset[Atom]]] = [(frozenset(), op.add, op.delete)]
+            parts += [(e.condition, e.add, e.delete) for e in op.conditional]
+            effects = _translate_effects(pre, parts, var, condition)
+        else:
+            effects = _strips_effects(pre, op.add, op.delete, var)
         if effects:
             actions.append(BinaryAction(op.name, _facts(pre), effects))
     for rule in task.axioms:
@@ -128,6 +148,17 @@ def binary_task(task: Task, order: dict[Atom, int] | None = None) -> BinaryTask:
 
 def _facts(values: dict[int, int]) -> tuple[Fact, ...]:
     return tuple(sorted(2 * v + value for v, value in values.items()))
+
+
+def _strips_effects(pre: dict[int, int], add, delete, var: dict[Atom, int]) -> tuple:
+    """:func:`_translate_effects` for an operator without conditional effects (the same result):
+    an add wins over a delete, an effect restating the precondition goes, and a delete's
+    guard is pointless on a two-valued variable nothing sets true."""
+    added = {var[a] for a in add if not a.negated and a in var}
+    out = [((), 2 * v + 1) for v in added if pre.get(v) != 1]
+    out += [((), 2 * v) for v in {var[a] for a in delete if not a.negated and a in var} - added
+            if pre.get(v) != 0]
+    return tuple(sorted(out, key=lambda e: e[1]))
 
 
 def _translate_effects(pre: dict[int, int], effects, var: dict[Atom, int], condition):

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections import deque
 
 from asg.planning.landmarks.binary import BinaryTask, binary_task
+from asg.planning.landmarks.fd_order import translator_order
 from asg.planning.landmarks.result import FactoryResult
 from asg.planning.task import Atom, Task
 
@@ -42,17 +43,20 @@ def rhw_landmarks(task: Task, order: dict[Atom, int] | None = None) -> FactoryRe
     """Fact and disjunctive landmarks of ``task`` with greedy-necessary and natural orderings.
 
     ``order`` numbers the variables (see :func:`binary_task`): goals and new landmarks are
-    expanded in that order, which decides between overlapping disjunctions.
+    expanded in that order, which decides between overlapping disjunctions. By default it is
+    the order FD's translator gives them (:func:`translator_order`).
     """
-    binary = binary_task(task, order)
+    binary = binary_task(task)
+    binary = binary.renumbered(translator_order(binary) if order is None else order)
     graph = _Graph()
-    _Backchainer(binary, graph).run()
+    chainer = _Backchainer(binary, graph)
+    chainer.run()
     alive = [i for i in range(len(graph.facts)) if graph.alive[i]]
     position = {node: i for i, node in enumerate(alive)}
     nodes = [(graph.facts[i], graph.disjunctive[i]) for i in alive]
     edges = {(position[u], position[v]): kind
              for u in alive for v, kind in graph.children[u].items()}
-    reachable = _Exploration(binary).reached(frozenset())
+    reachable = chainer.exploration.reached(frozenset())
     solvable = all(reachable[g] for g in binary.goal)
     return FactoryResult.of(binary, nodes, set(binary.goal), set(binary.init), edges, solvable)
 
@@ -103,27 +107,39 @@ class _Exploration:
 
     def __init__(self, binary: BinaryTask) -> None:
         self.binary = binary
-        self.unary: list[tuple[int, int]] = []  # (effect fact, action)
+        self.effect: list[int] = []  # unary operator -> the fact it sets
         self.counts: list[int] = []
         self.needed_by: list[list[int]] = [[] for _ in range(binary.n_facts)]
-        self.setting: list[list[int]] = [[] for _ in range(binary.n_facts)]  # unconditional, operators
-        for k, action in enumerate(binary.actions):
+        self.setting: list[list[int]] = [[] for _ in range(binary.n_facts)]  # unary ops setting a fact
+        self.banning: list[list[int]] = [[] for _ in range(binary.n_facts)]  # their whole operators
+        unary_of: list[list[int]] = []
+        for action in binary.actions:
+            mine = []
             for cond, fact in action.effects:
-                u = len(self.unary)
+                u = len(self.effect)
+                mine.append(u)
                 needs = set(action.pre) | set(cond)
-                self.unary.append((fact, k))
+                self.effect.append(fact)
                 self.counts.append(len(needs))
+                self.setting[fact].append(u)
                 for f in needs:
                     self.needed_by[f].append(u)
+            unary_of.append(mine)
+            for cond, fact in action.effects:
                 if not cond and not action.axiom:
-                    self.setting[fact].append(k)
+                    self.banning[fact].extend(mine)
         self.free = [u for u, count in enumerate(self.counts) if count == 0]
 
     def reached(self, excluded: frozenset[int]) -> bytearray:
         """fact -> 1 where reachable without ever making an ``excluded`` fact true."""
-        banned = {k for f in excluded for k in self.setting[f]}
-        unary = self.unary
+        effect = self.effect
         missing = list(self.counts)
+        never = 1 << 40  # an excluded unary operator's count never reaches zero
+        for fact in excluded:
+            for u in self.setting[fact]:
+                missing[u] = never
+            for u in self.banning[fact]:
+                missing[u] = never
         reached = bytearray(self.binary.n_facts)
         queue: deque[int] = deque()
         for fact in self.binary.init:
@@ -131,19 +147,18 @@ class _Exploration:
                 reached[fact] = 1
                 queue.append(fact)
         for u in self.free:
-            fact, k = unary[u]
-            if not reached[fact] and fact not in excluded and k not in banned:
+            fact = effect[u]
+            if not missing[u] and not reached[fact]:
                 reached[fact] = 1
                 queue.append(fact)
         while queue:
             for u in self.needed_by[queue.popleft()]:
-                fact, k = unary[u]
-                if fact in excluded or k in banned:
-                    continue
                 missing[u] -= 1
-                if not missing[u] and not reached[fact]:
-                    reached[fact] = 1
-                    queue.append(fact)
+                if not missing[u]:
+                    fact = effect[u]
+                    if not reached[fact]:
+                        reached[fact] = 1
+                        queue.append(fact)
         return reached
 
 
