@@ -1,18 +1,23 @@
-"""asg's h^m landmarks against Fast Downward's ``lm_hm`` on every IPC STRIPS task.
+"""asg's landmark factories (hm, rhw, zg) against Fast Downward's on a corpus of tasks.
 
-For each task: are the landmark sets identical, do the sound orderings agree (transitive
-closure, and greedy-necessary edges one by one), and how long does each side take?
-Times are measured in the same run, on the same machine:
+For each task of the corpus and each factory, in one run:
 
-* ``asg api``: parse + ground + landmarks in-process (what a Python user pays);
-* ``asg cli``: the ``asg landmarks --format json`` process, interpreter start-up included;
-* ``fd``: FD's driver (Python translator + the C++ landmark factory), as a process.
+* is the task read by asg (parse + ground; ``UnsupportedRequirementError`` and other refusals
+  count as "not read") and does FD's translator take it;
+* agreement with FD under ``--encoding binary`` (the normalisation of ``asg.planning.peer``):
+  identical landmark sets, identical orderings (transitive closure of the sound orderings and
+  greedy-necessary edges one by one); for rhw also given the translator's own variable order
+  (``order``), which decides between overlapping disjunctions; and, reported only, against the
+  other encoding (``--encoding default`` makes FD's default encoding the reference);
+* the cold-process time ratio: ``asg landmarks DOMAIN PROBLEM --factory F --format json`` as a
+  process against FD's driver doing translate + the factory (no search), same task, same run.
 
-    python benchmarks/landmarks.py --m 1 --encoding binary
-    python benchmarks/landmarks.py --m 2 --timeout 300 --json results.json
+    python benchmarks/landmarks.py --factory all --corpus ipc
+    python benchmarks/landmarks.py --factory rhw --corpus ipc_suite --timeout 60
+    python benchmarks/landmarks.py --factory zg blocks gripper     # only tasks matching
 
-Normalisations are those of ``asg.planning.peer`` (static facts, negated atoms, FD's
-invariant-based encoding with ``--encoding binary``).
+Writes ``benchmarks/results/landmarks_<corpus>_<factory>.json`` (command, commit, per-task rows,
+summary) and ``.md`` (the summary); ``--out`` changes the stem. FD runs one at a time.
 """
 from __future__ import annotations
 
@@ -25,80 +30,197 @@ import sys
 import time
 from pathlib import Path
 
-from asg.planning import compute_landmarks, load_task
-from asg.planning.errors import PlannerError
+from landmarks_process import asg_command, compile_asg
+
+from asg.planning import load_task
+from asg.planning.errors import AsgError, PlannerError
+from asg.planning.landmarks import FACTORIES, build_graph, compute_landmarks
+from asg.planning.landmarks.rhw import rhw_landmarks
 from asg.planning.peer import asg_view, compare, fd_landmarks, pddl_texts
 
-IPC = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "ipc"
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def run(m: int, encoding: str, timeout: float, only: list[str], cli: bool) -> list[dict]:
-    rows = list(csv.DictReader(open(IPC / "MANIFEST.tsv"), delimiter="\t"))
-    out = []
-    for row in rows:
-        if row["fragment"] != "strips" or (only and not any(o in row["problem_file"] for o in only)):
-            continue
-        domain, problem = IPC / row["domain_file"], IPC / row["problem_file"]
-        start = time.perf_counter()
-        graph = compute_landmarks(load_task(domain, problem), m=m)
-        api = time.perf_counter() - start
-        cli_seconds = None
-        if cli:
-            start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "asg.cli.main", "landmarks", str(domain), str(problem),
-                            "--m", str(m), "--format", "json"], check=True, capture_output=True)
-            cli_seconds = time.perf_counter() - start
-        record = {"task": row["problem_file"], "landmarks": len(graph.landmarks), "asg_api_s": api,
-                  "asg_cli_s": cli_seconds}
+def tasks(corpus: str, only: list[str], limit: int | None) -> list[tuple[str, Path, Path]]:
+    root = SHARED / corpus
+    with open(root / "MANIFEST.tsv") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    if corpus == "ipc":
+        rows = [r for r in rows if r["fragment"] == "strips"]
+    rows = [r for r in rows if not only or any(o in r["problem_file"] for o in only)]
+    return [(r["problem_file"], root / r["domain_file"], root / r["problem_file"]) for r in rows[:limit]]
+
+
+def agreement(graph, peer) -> dict:
+    result = compare(asg_view(graph), peer)
+    return {"sets": result.landmarks_equal, "orderings": result.orderings_equal,
+            "missing": sorted(" | ".join(sorted(lm)) for lm in result.missing)[:5],
+            "extra": sorted(" | ".join(sorted(lm)) for lm in result.extra)[:5]}
+
+
+def asg_process(domain: Path, problem: Path, factory: str, m: int, timeout: float) -> float | str:
+    """Wall seconds of a cold ``asg landmarks`` process, or its error line."""
+    command = [*asg_command(), "landmarks", str(domain), str(problem), "--factory", factory, "--format", "json"]
+    if factory == "hm":
+        command += ["--m", str(m)]
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"timeout {timeout} s"
+    seconds = time.perf_counter() - start
+    return seconds if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["?"])[-1]
+
+
+def run_task(name: str, domain: Path, problem: Path, factories: list[str], m: int, timeout: float,
+             encoding: str, other_encoding: bool) -> dict:
+    row: dict = {"task": name}
+    texts = pddl_texts(domain, problem)
+    try:
+        task = load_task(domain, problem)
+        row["asg_read"] = True
+    except (AsgError, RecursionError) as err:
+        task, row["asg_read"], row["asg_error"] = None, False, f"{type(err).__name__}: {err}"[:300]
+    for factory in factories:
+        cell: dict = {}
+        row[factory] = cell
         try:
-            peer = fd_landmarks(*pddl_texts(domain, problem), m=m, timeout=timeout, encoding=encoding)
+            peer = fd_landmarks(*texts, m=m, factory=factory, timeout=timeout, encoding=encoding)
+            cell["fd_s"], cell["fd_landmarks"] = peer.seconds, len(peer.landmarks)
         except PlannerError as err:
-            record.update(fd_s=None, status=f"fd: {err}")
-            out.append(record)
-            print(f"{record['task']:24s} FD did not finish: {err}", flush=True)
+            cell["fd_error"] = str(err)[:300]
             continue
-        result = compare(asg_view(graph), peer)
-        record.update(fd_s=peer.seconds, fd_landmarks=len(peer.landmarks),
-                      landmarks_equal=result.landmarks_equal, orderings_equal=result.orderings_equal,
-                      status="ok")
-        out.append(record)
-        cli_text = f"{cli_seconds:7.3f}" if cli_seconds is not None else "      -"
-        print(f"{record['task']:24s} lm {len(peer.landmarks):4d}  sets {'same' if result.landmarks_equal else 'DIFF'}"
-              f"  orderings {'same' if result.orderings_equal else 'DIFF'}  api {api:7.3f}s  cli {cli_text}s"
-              f"  fd {peer.seconds:7.3f}s", flush=True)
+        if task is None:
+            continue
+        start = time.perf_counter()
+        try:
+            graph = compute_landmarks(task, factory=factory, m=m if factory == "hm" else 1)
+        except AsgError as err:
+            cell["asg_error"] = str(err)[:300]
+            continue
+        cell["asg_api_s"] = time.perf_counter() - start
+        cell["agree"] = agreement(graph, peer)
+        if factory == "rhw":
+            ordered = build_graph(task, rhw_landmarks(task, peer.variable_order), "rhw")
+            cell["agree_fd_order"] = agreement(ordered, peer)
+        if other_encoding:
+            other = "default" if encoding == "binary" else "binary"
+            try:
+                cell["agree_other_encoding"] = agreement(graph, fd_landmarks(
+                    *texts, m=m, factory=factory, timeout=timeout, encoding=other))
+            except PlannerError as err:
+                cell["agree_other_encoding"] = {"error": str(err)[:300]}
+        process = asg_process(domain, problem, factory, m, timeout)
+        if isinstance(process, float):
+            cell["asg_process_s"] = process
+            cell["process_ratio"] = process / peer.seconds
+        else:
+            cell["asg_process_error"] = process
+    return row
+
+
+def summarise(rows: list[dict], factories: list[str]) -> dict:
+    out: dict = {"tasks": len(rows), "asg_read": sum(r["asg_read"] for r in rows)}
+    for factory in factories:
+        ran = [r[factory] for r in rows if "fd_s" in r[factory]]
+        both = [c for c in ran if "agree" in c]
+        entry = {"fd_translated": len(ran), "compared": len(both),
+                 "sets_equal": sum(c["agree"]["sets"] for c in both),
+                 "orderings_equal": sum(c["agree"]["orderings"] for c in both),
+                 "both_equal": sum(c["agree"]["sets"] and c["agree"]["orderings"] for c in both)}
+        with_order = [c for c in both if "agree_fd_order" in c]
+        if with_order:
+            entry["both_equal_fd_order"] = sum(c["agree_fd_order"]["sets"] and c["agree_fd_order"]["orderings"]
+                                               for c in with_order)
+        other = [c["agree_other_encoding"] for c in both if "sets" in c.get("agree_other_encoding", {})]
+        if other:
+            entry["other_encoding_compared"] = len(other)
+            entry["other_encoding_both_equal"] = sum(d["sets"] and d["orderings"] for d in other)
+        ratios = [c["process_ratio"] for c in both if "process_ratio" in c]
+        if ratios:
+            entry["median_process_ratio"] = statistics.median(ratios)
+            entry["median_asg_process_s"] = statistics.median(c["asg_process_s"] for c in both if "asg_process_s" in c)
+            entry["median_fd_process_s"] = statistics.median(c["fd_s"] for c in both if "process_ratio" in c)
+        entry["differing"] = sorted(r["task"] for r in rows if "agree" in r[factory]
+                                    and not (r[factory]["agree"]["sets"] and r[factory]["agree"]["orderings"]))
+        out[factory] = entry
     return out
 
 
-def summary(records: list[dict], m: int, encoding: str) -> str:
-    done = [r for r in records if r["status"] == "ok"]
-    same_sets = sum(r["landmarks_equal"] for r in done)
-    same_orders = sum(r["orderings_equal"] for r in done)
-    api = statistics.median(r["asg_api_s"] / r["fd_s"] for r in done) if done else float("nan")
-    lines = [f"m={m}, FD encoding {encoding}: {len(records)} STRIPS tasks, FD finished {len(done)}",
-             f"  identical landmark sets: {same_sets}/{len(done)}; identical orderings: {same_orders}/{len(done)}",
-             f"  median time ratio asg api / fd: {api:.3f}"]
-    with_cli = [r for r in done if r["asg_cli_s"] is not None]
-    if with_cli:
-        ratio = statistics.median(r["asg_cli_s"] / r["fd_s"] for r in with_cli)
-        lines.append(f"  median time ratio asg cli / fd: {ratio:.3f}")
-    return "\n".join(lines)
+def markdown(summary: dict, command: str, commit: str, corpus: str, encoding: str) -> str:
+    other = "default" if encoding == "binary" else "binary"
+    lines = [f"# asg landmark factories vs Fast Downward 26.6 on `{corpus}`", "",
+             f"`{command}` at commit `{commit}`.", "",
+             f"{summary['tasks']} tasks; read by asg: {summary['asg_read']}.", "",
+             f"FD encoding {encoding}; \"both, FD's variable order\": rhw given the translator's own variable "
+             "numbering (asg computes the same numbering itself; see docs/planning.md).", "",
+             "| factory | FD translated | compared | sets equal | orderings equal | both | both, FD's variable order"
+             f" | {other} encoding: both | median process ratio asg/FD |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for factory, e in summary.items():
+        if not isinstance(e, dict):
+            continue
+        ratio = "-"
+        if "median_process_ratio" in e:
+            ratio = (f"{e['median_process_ratio']:.2f} ({e['median_asg_process_s']:.3f} s / "
+                     f"{e['median_fd_process_s']:.3f} s)")
+        default = (f"{e['other_encoding_both_equal']}/{e['other_encoding_compared']}"
+                   if "other_encoding_compared" in e else "-")
+        lines.append(f"| {factory} | {e['fd_translated']} | {e['compared']} | {e['sets_equal']} | "
+                     f"{e['orderings_equal']} | {e['both_equal']} | {e.get('both_equal_fd_order', '-')} | "
+                     f"{default} | {ratio} |")
+    lines.append("")
+    for factory, e in summary.items():
+        if isinstance(e, dict) and e["differing"]:
+            lines.append(f"* {factory} differs on: {', '.join(e['differing'])}")
+    lines.append("\nProcess ratio = cold `asg landmarks --factory F --format json` "
+                 "/ FD driver (translate + factory). Differences are explained in docs/planning.md, "
+                 "\"Landmark factories rhw and zg\".")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--m", type=int, choices=(1, 2), default=1)
-    parser.add_argument("--encoding", choices=("binary", "default"), default="binary")
-    parser.add_argument("--timeout", type=float, default=120.0, help="FD seconds per task")
-    parser.add_argument("--no-cli", action="store_true", help="skip timing the asg process")
-    parser.add_argument("--json", type=Path, help="also write the records here")
+    parser.add_argument("--factory", choices=(*FACTORIES, "all"), default="all")
+    parser.add_argument("--corpus", choices=("ipc", "ipc_suite"), default="ipc")
+    parser.add_argument("--m", type=int, choices=(1, 2), default=1, help="h^m's m (hm only)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per FD or asg process")
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--encoding", choices=("binary", "default"), default="binary",
+                        help="FD's encoding to agree with (binary: asg's STRIPS semantics, see asg.planning.peer)")
+    parser.add_argument("--no-other-encoding", action="store_true", help="skip the report on the other encoding")
+    parser.add_argument("--out", type=Path, help="stem of the JSON and markdown files")
     parser.add_argument("only", nargs="*", help="substrings of task paths to keep")
     args = parser.parse_args()
-    if not IPC.is_dir():
-        sys.exit(f"the IPC corpus is not at {IPC}")
-    records = run(args.m, args.encoding, args.timeout, args.only, cli=not args.no_cli)
-    print(summary(records, args.m, args.encoding))
-    if args.json:
-        args.json.write_text(json.dumps(records, indent=1))
+    if not (SHARED / args.corpus).is_dir():
+        sys.exit(f"the {args.corpus} corpus is not at {SHARED / args.corpus}")
+    factories = list(FACTORIES) if args.factory == "all" else [args.factory]
+    compile_asg()
+    rows = []
+    for name, domain, problem in tasks(args.corpus, args.only, args.limit):
+        row = run_task(name, domain, problem, factories, args.m, args.timeout, args.encoding,
+                       not args.no_other_encoding)
+        rows.append(row)
+        cells = []
+        for f in factories:
+            c = row[f]
+            state = "fd-" if "fd_s" not in c else ("-" if "agree" not in c else
+                                                   ("same" if c["agree"]["sets"] and c["agree"]["orderings"]
+                                                    else "DIFF"))
+            cells.append(f"{f} {state}" + (f" {c['process_ratio']:.2f}" if "process_ratio" in c else ""))
+        print(f"{name:40s} {'read' if row['asg_read'] else 'unread':6s} " + "  ".join(cells), flush=True)
+    summary = summarise(rows, factories)
+    command = "python " + " ".join(sys.argv)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=Path(__file__).parent).stdout.strip()
+    suffix = "" if args.encoding == "binary" else "_default"
+    stem = args.out or RESULTS / f"landmarks_{args.corpus}_{args.factory}{suffix}"
+    stem.with_suffix(".json").write_text(json.dumps(
+        {"command": command, "commit": commit, "summary": summary, "rows": rows}, indent=1) + "\n")
+    text = markdown(summary, command, commit, args.corpus, args.encoding)
+    stem.with_suffix(".md").write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ off (``--invariant-generation-max-candidates 0``, the ``binary`` encoding of
   state names a value for every variable, ``NegatedAtom`` ones included;
 * an operator is a precondition (at most one fact a variable) and a list of effects, each a
   fact with the conditions (read before the step) under which it happens;
-* an axiom is an action with its body as precondition and its head as one effect.
+* an axiom is an action with its body, and the head's default value (FD's axiom rules name the
+  value they change from), as precondition and its head as one effect.
 
 The effects follow the translator (``translate.py``, ``translate_strips_operator_aux`` and
 ``build_sas_operator``), because which operator achieves what under which condition is what
@@ -140,8 +141,9 @@ def binary_task(task: Task, order: dict[Atom, int] | None = None) -> BinaryTask:
     for rule in task.axioms:
         body = condition(rule.body)
         head = fact_of(rule.head)
-        if body is None or isinstance(head, bool):
+        if body is None or isinstance(head, bool) or body.get(head >> 1, 1 - (head & 1)) != 1 - (head & 1):
             continue
+        body[head >> 1] = 1 - (head & 1)  # FD's axiom rule names the head's old (default) value too
         actions.append(BinaryAction(f"axiom {rule.head}", _facts(body), (((), head),), axiom=True))
     return BinaryTask(atoms, init, tuple(sorted(goal)), tuple(actions))
 
