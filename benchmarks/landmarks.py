@@ -13,7 +13,7 @@ For each task of the corpus and each factory, in one run:
   process against FD's driver doing translate + the factory (no search), same task, same run.
 
     python benchmarks/landmarks.py --factory all --corpus ipc
-    python benchmarks/landmarks.py --factory rhw --corpus ipc_suite --timeout 60
+    python benchmarks/landmarks.py --factory rhw,zg --corpus ipc_suite --timeout 60
     python benchmarks/landmarks.py --factory zg blocks gripper     # only tasks matching
 
 Writes ``benchmarks/results/landmarks_<corpus>_<factory>.json`` (command, commit, per-task rows,
@@ -182,7 +182,8 @@ def markdown(summary: dict, command: str, commit: str, corpus: str, encoding: st
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--factory", choices=(*FACTORIES, "all"), default="all")
+    parser.add_argument("--factory", default="all",
+                        help=f"one of {', '.join(FACTORIES)}, a comma-separated list, or all")
     parser.add_argument("--corpus", choices=("ipc", "ipc_suite"), default="ipc")
     parser.add_argument("--m", type=int, choices=(1, 2), default=1, help="h^m's m (hm only)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per FD or asg process")
@@ -195,7 +196,9 @@ def main() -> None:
     args = parser.parse_args()
     if not (SHARED / args.corpus).is_dir():
         sys.exit(f"the {args.corpus} corpus is not at {SHARED / args.corpus}")
-    factories = list(FACTORIES) if args.factory == "all" else [args.factory]
+    factories = list(FACTORIES) if args.factory == "all" else args.factory.split(",")
+    if not set(factories) <= set(FACTORIES):
+        parser.error(f"--factory: choose from {', '.join(FACTORIES)} or all, not {args.factory!r}")
     compile_asg()
     rows = []
     for name, domain, problem in tasks(args.corpus, args.only, args.limit):
@@ -215,7 +218,7 @@ def main() -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=Path(__file__).parent).stdout.strip()
     suffix = "" if args.encoding == "binary" else "_default"
-    stem = args.out or RESULTS / f"landmarks_{args.corpus}_{args.factory}{suffix}"
+    stem = args.out or RESULTS / f"landmarks_{args.corpus}_{args.factory.replace(',', '_')}{suffix}"
     stem.with_suffix(".json").write_text(json.dumps(
         {"command": command, "commit": commit, "summary": summary, "rows": rows}, indent=1) + "\n")
     text = markdown(summary, command, commit, args.corpus, args.encoding)

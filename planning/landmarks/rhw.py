@@ -19,7 +19,7 @@ Back-chaining from the goals over FD's binary finite-domain task
 4. Disjunctive landmarks: group the first achievers' facts by predicate; a predicate that
    every first achiever contributes a fact of gives the disjunction of those facts (2 to 4 of
    them, none true initially, none already a fact landmark, overlapping no other disjunction),
-   greedy-necessary before L. A fact landmark found later replaces a disjunction holding it
+   greedy-necessary before L; one lying inside an existing disjunction orders that one before L. A fact landmark found later replaces a disjunction holding it
    (FD >= 21.12): the disjunction's parents become natural parents of the fact.
 5. Forward orderings, once no landmark is left to expand: L is naturally before every fact
    landmark unreachable in L's exploration that no achiever of L also achieves.
@@ -280,9 +280,10 @@ class _Backchainer:
             return  # the fact landmark is stronger; its ordering to `node` is not sure to hold
         holders = {graph.disjunction[f] for f in facts if f in graph.disjunction}
         if holders:
-            (same,) = holders if len(holders) == 1 else (None,)
-            if same is not None and graph.facts[same] == facts:
-                graph.order(same, node, "greedy-necessary")
+            # FD's "identical" test asks only that every atom lie in one and the same
+            # disjunction, so a disjunction found again with fewer atoms still gets ordered
+            if len(holders) == 1 and all(f in graph.disjunction for f in facts):
+                graph.order(holders.pop(), node, "greedy-necessary")
             return
         new = graph.add(facts, True)
         self.open.append(new)
