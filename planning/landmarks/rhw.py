@@ -19,8 +19,9 @@ Back-chaining from the goals over FD's binary finite-domain task
 4. Disjunctive landmarks: group the first achievers' facts by predicate; a predicate that
    every first achiever contributes a fact of gives the disjunction of those facts (2 to 4 of
    them, none true initially, none already a fact landmark, overlapping no other disjunction),
-   greedy-necessary before L; one lying inside an existing disjunction orders that one before L. A fact landmark found later replaces a disjunction holding it
-   (FD >= 21.12): the disjunction's parents become natural parents of the fact.
+   greedy-necessary before L; one lying inside an existing disjunction orders that one before
+   L. A fact landmark found later replaces a disjunction holding it (FD >= 21.12): the
+   disjunction's parents become natural parents of the fact.
 5. Forward orderings, once no landmark is left to expand: L is naturally before every fact
    landmark unreachable in L's exploration that no achiever of L also achieves.
 
