@@ -139,11 +139,13 @@ def _interrupted(stage: str, folder: Path, resumable: Path) -> StageResult:
 def train_goal_policy(out: str | Path, *, preset: str = "fast", config: Any = None, resume: bool = False,
                       seed: int = 0, workers: int = 1, ray_address: str | None = None,
                       max_epochs: int | None = None, carry: str | Path | None = None,
-                      refill_episodes: int | None = None, progress: StageProgress | None = None) -> StageResult:
+                      refill_episodes: int | None = None, carry_config_file: str | Path | None = None,
+                      progress: StageProgress | None = None) -> StageResult:
     """Stage 1 into ``out`` (``config`` overrides ``preset``; ``resume`` keeps the saved config).
     ``carry``: a carry file (``goal_policy/carry.py``; a run folder: its ``carry.npz``) to continue
-    in the new folder ``out`` with a refilled replay buffer (``refill_episodes``); ``config`` then
-    lays only epochs and speed fields over the carried config."""
+    in the new folder ``out`` with a refilled replay buffer (``refill_episodes``); ``config`` (or
+    ``carry_config_file``, a JSON file of fields over the carried config) then changes only epochs
+    and speed fields."""
     from asg.learning.goal_policy.carry import CARRY_FILE
     from asg.learning.goal_policy.trainer import CHECKPOINT
     from asg.learning.goal_policy.trainer import train_goal_policy as train
@@ -154,6 +156,8 @@ def train_goal_policy(out: str | Path, *, preset: str = "fast", config: Any = No
     if not resume and config is None and carry is None:
         config = goal_policy_config(preset)
     carry_file = None if carry is None else Path(carry) / CARRY_FILE if Path(carry).is_dir() else Path(carry)
+    if carry_file is not None and carry_config_file is not None:
+        config = override_file(_carried_config(carry_file), carry_config_file)
     try:
         summary = train(None if resume else config, folder, resume=folder if resume else None, workers=workers,
                         ray_address=ray_address, seed=seed, progress=progress, max_epochs=max_epochs,
@@ -437,10 +441,9 @@ def train(stage: str | None, out: str | Path | None = None, *, preset: str | Non
         raise FieldError("carry", "not with resume: a carried run starts a new folder (resume it there later)")
     make = goal_policy_config if stage == "goal-policy" else meta_controller_config
     if carry is not None:
-        config = None if config_file is None else override_file(_carried_config(carry), config_file)
-        return train_goal_policy(folder, config=config, seed=seed, workers=workers or 1, ray_address=ray_address,
+        return train_goal_policy(folder, seed=seed, workers=workers or 1, ray_address=ray_address,
                                  max_epochs=max_epochs, carry=carry, refill_episodes=refill_episodes,
-                                 progress=progress)
+                                 carry_config_file=config_file, progress=progress)
     config = None if resume else override_file(make(preset), config_file)
     if stage == "goal-policy":
         return train_goal_policy(folder, config=config, resume=resume, seed=seed, workers=workers or 1,
@@ -450,12 +453,11 @@ def train(stage: str | None, out: str | Path | None = None, *, preset: str | Non
                                  ray_address=ray_address, progress=progress)
 
 
-def _carried_config(carry: str | Path) -> Any:
-    """The config a carry file (or a run folder's ``carry.npz``) holds."""
-    from asg.learning.goal_policy.carry import CARRY_FILE, read_carry
+def _carried_config(path: Path) -> Any:
+    """The config a carry file holds."""
+    from asg.learning.goal_policy.carry import read_carry
     from asg.learning.goal_policy.config import from_dict
 
-    path = Path(carry) / CARRY_FILE if Path(carry).is_dir() else Path(carry)
     return from_dict(read_carry(path)[0]["config"], str(path))
 
 

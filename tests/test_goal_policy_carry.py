@@ -112,6 +112,15 @@ def test_the_cli_carries_a_run_folder(first_epoch, tmp_path, monkeypatch):
     out = CliRunner().invoke(main, [*args, "--carry", str(first_epoch), "--refill-episodes", "2", "--out", "e"])
     assert out.exit_code == 0, out.output
     assert json.loads(out.output[out.output.index("{"):])["refilled_episodes"] == 2
+    (tmp_path / "speed.json").write_text(json.dumps({"schedule": {"threads": 2}}))
+    out = CliRunner().invoke(main, [*args, "--carry", str(first_epoch), "--refill-episodes", "1", "--config",
+                                    "speed.json", "--out", "g"])
+    assert out.exit_code == 0, out.output
+    assert json.loads((tmp_path / "g" / "config.json").read_text())["config"]["schedule"]["threads"] == 2
+    (tmp_path / "other.json").write_text(json.dumps({"replay": {"strategy": "final"}}))
+    line = one_line(CliRunner().invoke(main, [*args, "--carry", str(first_epoch), "--config", "other.json",
+                                              "--out", "h"]))
+    assert "replay.strategy" in line and not (tmp_path / "h" / "checkpoint.npz").exists()
     line = one_line(CliRunner().invoke(main, [*args, "--refill-episodes", "2", "--out", "f"]))
     assert "refill_episodes" in line or "--refill-episodes" in line
     line = one_line(CliRunner().invoke(main, ["train", "--domain", "fetch-programs", "--stage", "behaviour-model",
