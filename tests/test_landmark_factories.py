@@ -184,3 +184,16 @@ def test_whole_ipc_corpus_agrees_with_fd(factory):
         result = _agree(row, factory, fd_order=factory == "rhw")
         agree += result.landmarks_equal and result.orderings_equal
     assert agree >= 0.95 * len(rows)
+
+
+def test_exports_show_disjunctions(tmp_path):
+    from asg.planning.draw import draw
+    from asg.planning.html_view import page_data
+
+    row = next(r for r in SMALL_ROWS if r["problem_file"] == "gripper/p01.pddl")
+    graph = compute_landmarks(load_task(*ipc_paths(row)), factory="rhw")
+    assert "(carry ball1 left)\\n| (carry ball1 right)" in graph.to_dot()
+    assert "disjunctive" in graph.to_text() and "19 landmarks (rhw)" in graph.to_text()
+    kinds = {lm["kind"] for lm in page_data(graph)["landmarks"]}
+    assert kinds == {"fact", "disjunctive"}
+    assert draw(graph, str(tmp_path / "rhw.png")).stat().st_size > 0
