@@ -157,6 +157,24 @@ def check_domain(domain: DomainShape, path: str | None) -> list[Diagnostic]:
             out.extend(_check_use(use, domain, path, variables=scoped, objects=constants))
         for use in _equalities(action.precondition, f"action '{name}' precondition"):
             out.extend(_check_terms(use, path, scoped, constants))
+    derived = {rule.predicate.text.lower() for rule in domain.derived}
+    for rule in domain.derived:
+        name = rule.predicate.text.lower()
+        where = f"derived predicate '{name}'"
+        scoped = {p.name for p in rule.parameters} | _quantified_variables(rule.body)
+        for param in rule.parameters:
+            used_types.update(param.types)
+        head = Use(rule.predicate, [p.token for p in rule.parameters], where)
+        for use in [head, *atom_uses(rule.body, where)]:
+            used_predicates.add(use.predicate.text.lower())
+            out.extend(_check_use(use, domain, path, variables=scoped, objects=constants))
+        for use in _equalities(rule.body, where):
+            out.extend(_check_terms(use, path, scoped, constants))
+    for action in domain.actions:
+        for use in atom_uses(_without_conditions(action.effect), ""):
+            if use.predicate.text.lower() in derived:
+                out.append(_diag("error", "derived-effect", f"derived predicate '{use.predicate.text.lower()}' "
+                                 f"is changed by action '{action.name.text.lower()}'", path, use.predicate))
     for _token, params in domain.predicates.values():
         for param in params:
             used_types.update(param.types)
@@ -241,6 +259,15 @@ def _equalities(node, where: str) -> list[Use]:
         if equals is not None and equals.text.lower() == "=":
             found.append(Use(equals, [t for t in sub.items[1:] if isinstance(t, Token)], where))
     return found
+
+
+def _without_conditions(node):
+    """An effect with its ``when`` conditions cut off (what it changes, not what it reads)."""
+    if not isinstance(node, SList):
+        return node
+    if node.head() == "when" and len(node.items) == 3:
+        return _without_conditions(node.items[2])
+    return SList([_without_conditions(item) for item in node.items], node.line, node.col)
 
 
 def _quantified_variables(node) -> set[str]:

@@ -1,12 +1,19 @@
-"""Grounding by relaxed reachability: a parsed model becomes a STRIPS ``Task``.
+"""Grounding by relaxed reachability: a parsed model becomes a ``Task``.
 
-Only operators whose positive preconditions are reachable in the delete relaxation are
-built. Bindings are found by joining preconditions against the facts reached so far,
+The model is first brought to Fast Downward's normal form (``asg.planning.normalize``):
+actions, conditional effects and derived-predicate rules, each a conjunction of literals.
+Each becomes a rule of one relaxed exploration: an action fires once its positive
+preconditions are reached; a conditional or quantified effect once the action's and its
+own condition's are; a derived atom once its rule's body is. Negative literals are ignored
+while exploring, as the translator ignores them, and checked when the task is built.
+
+Bindings are found by joining positive literals against the facts reached so far,
 triggered by each newly reached fact (semi-naive evaluation), so the work grows with the
-reachable part of the task, not with the product of parameter domains.
+reachable part of the task, not with the product of parameter domains; quantifiers are
+instantiated against reachable atoms only, as the translator does.
 
-Each schema is compiled once: variables become positions in a tuple, and for every
-precondition that can trigger it there is a fixed join order whose steps look facts up in
+Each rule is compiled once: variables become positions in a tuple, and for every
+literal that can trigger it there is a fixed join order whose steps look facts up in
 hash indexes keyed by the argument positions already bound (:class:`_JoinPlan`).
 Static relations (predicates with arguments that no action changes) are indexed in full
 before the join starts and never trigger; they are checked here and folded out of the
@@ -17,30 +24,23 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import product
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
-from asg.planning.errors import ModelError, UnsupportedRequirementError
+from asg.planning.errors import ModelError
+from asg.planning.normalize import AxiomRule, Conjunction, Literal, Normalised, Param, normalise_model
 from asg.planning.parse import Model
-from asg.planning.task import Atom, Operator, Task
+from asg.planning.task import Atom, Axiom, Effect, Operator, Task
 
 if TYPE_CHECKING:
     from pddl.core import Problem
 
 
-@dataclass(frozen=True)
-class Literal:
-    """A lifted atom of a schema: predicate and terms (``?x`` variables or constants)."""
-
-    predicate: str
-    terms: tuple[str, ...]
-
-
 @dataclass
 class Schema:
-    """An action schema in the flat form grounding needs."""
+    """A rule in the flat form the join needs: an action, one of its effects, or an axiom."""
 
     name: str
     params: list[tuple[str, frozenset[str]]]  # (variable, allowed objects)
@@ -49,46 +49,101 @@ class Schema:
     equal: list[tuple[str, str, bool]] = field(default_factory=list)  # (t1, t2, must_be_equal)
     add: list[Literal] = field(default_factory=list)
     delete: list[Literal] = field(default_factory=list)
+    kind: str = "action"  # "action" | "effect" | "axiom"
+    own_pos: list[Literal] | None = None  # effect: its own condition (the join also needs the action's)
+    owner: int = -1  # effect: index of its action's schema
+    name_arity: int = -1  # action: leading params that name the operator (-1: all)
+    cost: float | Literal | None = None
 
 
 def ground(model: Model) -> Task:
-    """Ground ``model`` (which must hold a problem) into a STRIPS task."""
+    """Ground ``model`` (which must hold a problem) into a task."""
+    from pddl.logic.predicates import Predicate
+
     problem = _problem_of(model)
+    assert model.domain_shape is not None and model.problem_shape is not None
+    normal = normalise_model(model.domain_shape, model.problem_shape, model.domain_path)
     objects_of = _objects_by_type(model)
-    schemas = [_schema(action, objects_of) for action in sorted(model.domain.actions, key=lambda a: a.name)]
+    schemas = _schemas(normal, objects_of)
     fluent_predicates = {lit.predicate for s in schemas for lit in s.add + s.delete}
-    init = frozenset(_atom(p) for p in problem.init)
+    init = frozenset(_atom(p) for p in problem.init if isinstance(p, Predicate))
     folded = {a.predicate for a in init if a.predicate not in fluent_predicates and a.args}
     folded |= {name for name, arity in _arities(model).items() if arity and name not in fluent_predicates}
     static_facts = frozenset(a for a in init if a.predicate in folded)
-    goal_pos, goal_neg = _goal_literals(model)
+    goal_pos, goal_neg = _goal_atoms(normal.goal, model)
 
     reach = _Reachability(schemas, init, folded, objects_of.get("object", frozenset()))
     reach.run()
-    ops, reached_ids, atom_of = reach.ops, reach.reached, reach.atoms()
+    reached_ids, atom_of = reach.reached, reach.atoms()
+
+    actions, effects, rules = [], defaultdict(list), []
+    for record in reach.records:
+        kind = schemas[record[0]].kind
+        if kind == "action":
+            actions.append(record)
+        elif kind == "effect":
+            owner = schemas[record[0]].owner
+            effects[owner, record[1][:len(schemas[owner].params)]].append(record)
+        else:
+            rules.append(record)
 
     # Ids, not atoms, until the operators are built: sets of ints hash in C.
     # The complement of fact i (``(not p)``) has id ~i.
-    negatable_ids: set[int] = set().union(*(op[1] for op in ops))
+    negatable_ids: set[int] = set()
+    for record in reach.records:
+        negatable_ids.update(record[2])
     negatable_ids.update(i for a in goal_neg if a.predicate not in folded and (i := reach.id_of(a)) is not None)
     negatable_ids &= reached_ids  # an unreachable atom stays false: its negation always holds
     atom = dict(enumerate(atom_of))
     atom.update((~i, atom_of[i].negate()) for i in negatable_ids)
-    operators = []
-    for name, neg_pre, pre_ids, add, delete, blocked in ops:
-        if blocked:  # a negative precondition on a static fact that holds: never applicable
-            continue  # (its add effects still counted as reached above, as they always have)
-        pre = set(pre_ids)
-        pre.update([~i for i in neg_pre if i in negatable_ids])
-        add_set = set(add).difference(pre)  # adding what the precondition requires changes nothing
+    get = atom.__getitem__
+
+    def changes(add: list[int], delete: list[int], keep: set[int]) -> tuple[set[int], set[int]]:
+        add_set = set(add).difference(keep)  # adding what the precondition requires changes nothing
         del_set = reached_ids.intersection(delete).difference(add)
         add_set.update([~i for i in del_set if i in negatable_ids])
         del_set.update([~i for i in add_set if i in negatable_ids])
-        if add_set or del_set:  # an operator that changes nothing is dropped, as FD's translator does
-            get = atom.__getitem__
+        return add_set, del_set
+
+    use_costs = _uses_cost_metric(model)
+    values = _function_values(model) if use_costs else {}
+    operators = []
+    for index, key, neg_pre, pre_ids, add, delete, blocked in actions:
+        if blocked:  # a negative precondition on a static fact that holds: never applicable
+            continue
+        pre = set(pre_ids)
+        pre.update([~i for i in neg_pre if i in negatable_ids])
+        add_set, del_set = changes(add, delete, pre)
+        conditional = set()
+        for _, _, neg_cond, cond_ids, e_add, e_del, e_blocked in effects.get((index, key), ()):
+            if e_blocked:
+                continue
+            condition = set(cond_ids).union([~i for i in neg_cond if i in negatable_ids]).difference(pre)
+            e_add_set, e_del_set = changes(e_add, e_del, pre)
+            e_del_set -= add_set  # an unconditional add wins over a conditional delete
+            if not condition:
+                add_set |= e_add_set
+                del_set = (del_set | e_del_set) - add_set
+            elif e_add_set or e_del_set:
+                conditional.add(Effect(frozenset(map(get, condition)), frozenset(map(get, e_add_set)),
+                                       frozenset(map(get, e_del_set))))
+        if add_set or del_set or conditional:  # an operator that changes nothing is dropped, as FD's translator does
+            schema = schemas[index]
+            name = "(" + " ".join((schema.name, *key[:schema.name_arity])) + ")"
+            cost = _cost(schema, key, values) if use_costs else 1
             operators.append(Operator(name, frozenset(map(get, pre)), frozenset(map(get, add_set)),
-                                      frozenset(map(get, del_set))))
+                                      frozenset(map(get, del_set)), cost=cost,
+                                      conditional=tuple(sorted(conditional, key=_effect_order))))
     operators.sort(key=lambda op: op.name)
+
+    layers = _layers(normal)
+    axioms = set()
+    for index, _, neg_body, body_ids, heads, _, blocked in rules:
+        if blocked:
+            continue
+        body = frozenset(map(get, set(body_ids).union([~i for i in neg_body if i in negatable_ids])))
+        for head in heads:
+            axioms.add(Axiom(layers[schemas[index].add[0].predicate], get(head), body))
 
     reached = {atom_of[i] for i in reached_ids}
     negatable = {atom_of[i] for i in negatable_ids}
@@ -98,10 +153,11 @@ def ground(model: Model) -> Task:
         goal = goal | {a for a in goal_neg if a in static_facts}  # unsatisfiable: keep it visible
     negative_goal = frozenset(a for a in goal_neg if a not in negatable and a not in static_facts)
     goal = goal | {a.negate() for a in goal_neg if a in negatable}
-    init_facts = (init - static_facts) | {negation[a] for a in negatable if a not in init}
+    derived = frozenset(a for a in reached if a.predicate in normal.derived)
+    init_facts = (init - static_facts) | {negation[a] for a in negatable if a not in init and a not in derived}
     facts = {a for a in reached if a.predicate not in folded} | set(negation.values())
     facts |= {a for a in goal if a.predicate not in folded or not a.args}
-    return Task(
+    task = Task(
         name=str(problem.name).lower(),
         domain_name=str(model.domain.name).lower(),
         facts=tuple(sorted(facts)),
@@ -110,7 +166,98 @@ def ground(model: Model) -> Task:
         goal=goal,
         static_facts=static_facts,
         negative_goal=negative_goal,
+        axioms=tuple(sorted(axioms)),
+        derived=derived,
+        action_costs=use_costs,
     )
+    return replace(task, init=task.closure(task.init)) if axioms else task
+
+
+def _effect_order(effect: Effect) -> tuple:
+    return (sorted(map(str, effect.condition)), sorted(map(str, effect.add)), sorted(map(str, effect.delete)))
+
+
+def _schemas(normal: Normalised, objects_of: dict[str, frozenset[str]]) -> list[Schema]:
+    """The join's rules: each action disjunct, then each of its effects, then each axiom rule."""
+    def allowed(params: list[Param]) -> list[tuple[str, frozenset[str]]]:
+        return [(v, frozenset().union(*(objects_of.get(t, frozenset()) for t in types))) for v, types in params]
+
+    schemas: list[Schema] = []
+    for rule in sorted(normal.actions, key=lambda r: r.name):
+        owner = len(schemas)
+        schemas.append(_schema(rule.name, allowed(rule.params), rule.pre, rule.add, rule.delete, "action",
+                               name_arity=rule.name_arity, cost=rule.cost))
+        for effect in rule.effects:
+            joined = Conjunction(rule.pre.pos + effect.condition.pos, effect.condition.neg,
+                                 rule.pre.equal + effect.condition.equal)
+            schemas.append(_schema(rule.name, allowed(rule.params + effect.params), joined, effect.add,
+                                   effect.delete, "effect", own_pos=effect.condition.pos, owner=owner))
+    for axiom in normal.axioms:
+        schemas.append(_schema(axiom.head.predicate, allowed(axiom.params), axiom.body, [axiom.head], [], "axiom"))
+    return schemas
+
+
+def _schema(name: str, params, condition: Conjunction, add, delete, kind: str, **extra) -> Schema:
+    return Schema(name, params, list(condition.pos), list(condition.neg), list(condition.equal), list(add),
+                  list(delete), kind, **extra)
+
+
+def _layers(normal: Normalised) -> dict[str, int]:
+    """Stratify the derived predicates: a rule's head sits at or above the layers of the derived
+    atoms its body needs, strictly above those it negates (refused where impossible)."""
+    layer = dict.fromkeys(normal.derived, 0)
+    rules: list[AxiomRule] = normal.axioms
+    for _ in range(len(layer) + 1):
+        changed = False
+        for rule in rules:
+            need = max([layer[lit.predicate] for lit in rule.body.pos if lit.predicate in layer]
+                       + [layer[lit.predicate] + 1 for lit in rule.body.neg if lit.predicate in layer] + [0])
+            if need > layer[rule.head.predicate]:
+                layer[rule.head.predicate] = need
+                changed = True
+        if not changed:
+            return layer
+    raise ModelError("the derived predicates are not stratified: one depends on its own negation")
+
+
+def _goal_atoms(goal: Conjunction, model: Model) -> tuple[set[Atom], set[Atom]]:
+    for literal in goal.pos + goal.neg:
+        if any(t.startswith("?") for t in literal.terms):
+            raise ModelError(f"free variable in the goal: ({literal.predicate} {' '.join(literal.terms)})",
+                             model.problem_path)
+    return ({Atom(lit.predicate, lit.terms) for lit in goal.pos}, {Atom(lit.predicate, lit.terms) for lit in goal.neg})
+
+
+def _uses_cost_metric(model: Model) -> bool:
+    """Action costs count under ``(:metric minimize (total-cost))``, as in Fast Downward's translator;
+    without it every operator costs 1."""
+    return model.problem is not None and model.problem.metric is not None
+
+
+def _function_values(model: Model) -> dict[tuple[str, tuple[str, ...]], float]:
+    from asg.planning.parse import read_init
+
+    assert model.problem_shape is not None
+    return read_init(model.problem_shape, {}, model.problem_path or "")[2]
+
+
+def _cost(schema: Schema, key: tuple[str, ...], values: dict) -> int:
+    if schema.cost is None:
+        return 0
+    if isinstance(schema.cost, float):
+        amount = schema.cost
+    else:
+        position = {v: i for i, (v, _) in enumerate(schema.params)}
+        args = tuple(key[position[t]] if t in position else t for t in schema.cost.terms)
+        found = values.get((schema.cost.predicate, args))
+        if found is None:
+            raise ModelError(f"no value for ({schema.cost.predicate} {' '.join(args)}) in :init: the cost of "
+                             f"({schema.name} {' '.join(key[:schema.name_arity])}) is unknown")
+        amount = found
+    if amount < 0 or amount != int(amount):
+        raise ModelError(f"action cost {amount:g} of ({schema.name} {' '.join(key[:schema.name_arity])}) is not a "
+                         "non-negative integer (Fast Downward's translator needs one)")
+    return int(amount)
 
 
 def _arities(model: Model) -> dict[str, int]:
@@ -140,75 +287,8 @@ def _objects_by_type(model: Model) -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in members.items()}
 
 
-def _term(t) -> str:
-    from pddl.logic.terms import Variable
-
-    return f"?{t.name}".lower() if isinstance(t, Variable) else str(t.name).lower()
-
-
-def _literal(pred) -> Literal:
-    return Literal(str(pred.name).lower(), tuple(_term(t) for t in pred.terms))
-
-
 def _atom(pred) -> Atom:
     return Atom(str(pred.name).lower(), tuple(str(t.name).lower() for t in pred.terms))
-
-
-def _conjuncts(formula) -> list:
-    from pddl.logic.base import And
-
-    if formula is None:
-        return []
-    if isinstance(formula, And):
-        return [c for op in formula.operands for c in _conjuncts(op)]
-    return [formula]
-
-
-def _schema(action, objects_of: dict[str, frozenset[str]]) -> Schema:
-    from pddl.logic.base import Not
-    from pddl.logic.predicates import EqualTo, Predicate
-
-    params = []
-    for var in action.parameters:
-        tags = [str(t).lower() for t in var.type_tags] or ["object"]
-        allowed = frozenset().union(*(objects_of.get(tag, frozenset()) for tag in tags))
-        params.append((f"?{var.name}".lower(), allowed))
-    schema = Schema(str(action.name).lower(), params)
-    for part in _conjuncts(action.precondition):
-        if isinstance(part, Predicate):
-            schema.pos.append(_literal(part))
-        elif isinstance(part, Not) and isinstance(part.argument, Predicate):
-            schema.neg.append(_literal(part.argument))
-        elif isinstance(part, EqualTo):
-            schema.equal.append((_term(part.left), _term(part.right), True))
-        elif isinstance(part, Not) and isinstance(part.argument, EqualTo):
-            schema.equal.append((_term(part.argument.left), _term(part.argument.right), False))
-        else:
-            raise UnsupportedRequirementError(
-                f"unsupported precondition in action '{schema.name}': {part}")
-    for part in _conjuncts(action.effect):
-        if isinstance(part, Predicate):
-            schema.add.append(_literal(part))
-        elif isinstance(part, Not) and isinstance(part.argument, Predicate):
-            schema.delete.append(_literal(part.argument))
-        else:
-            raise UnsupportedRequirementError(f"unsupported effect in action '{schema.name}': {part}")
-    return schema
-
-
-def _goal_literals(model: Model) -> tuple[set[Atom], set[Atom]]:
-    from pddl.logic.base import Not
-    from pddl.logic.predicates import Predicate
-
-    pos, neg = set(), set()
-    for part in _conjuncts(_problem_of(model).goal):
-        if isinstance(part, Predicate):
-            pos.add(_atom(part))
-        elif isinstance(part, Not) and isinstance(part.argument, Predicate):
-            neg.add(_atom(part.argument))
-        else:
-            raise UnsupportedRequirementError(f"unsupported goal: {part}", model.problem_path)
-    return pos, neg
 
 
 # -- the compiled join -----------------------------------------------------------------------
@@ -293,8 +373,9 @@ class _Interner(dict):
 class _CompiledSchema:
     """A schema's join plans and ground recipes over its canonical layout."""
 
-    def __init__(self, schema: Schema, folded: set[str], everything: frozenset[str], indexes: dict,
+    def __init__(self, index: int, schema: Schema, folded: set[str], everything: frozenset[str], indexes: dict,
                  interner) -> None:
+        self.index = index
         self.schema = schema
         names = [v for v, _ in schema.params]
         self.constants = tuple(sorted({t for lit in _literals(schema) for t in lit.terms if t[0] != "?"}
@@ -315,7 +396,8 @@ class _CompiledSchema:
             # (ids of the predicate's facts, binding -> the literal's arguments)
             return [(interner(lit.predicate), _getter(tuple(layout[t] for t in lit.terms))) for lit in literals]
 
-        self.fluent_pre = recipe([lit for lit in schema.pos if lit.predicate not in folded])
+        own = schema.own_pos if schema.own_pos is not None else schema.pos
+        self.fluent_pre = recipe([lit for lit in own if lit.predicate not in folded])
         self.fluent_neg = recipe([lit for lit in schema.neg if lit.predicate not in folded])
         self.static_neg = recipe([lit for lit in schema.neg if lit.predicate in folded])
         self.add = recipe(schema.add)
@@ -409,7 +491,8 @@ class _Reachability:
         self.keys: list[tuple[str, tuple[str, ...]]] = []  # id -> (predicate, args)
         self.interners: dict[str, _Interner] = {}
         self.indexes: dict[tuple, _Index] = {}
-        self.compiled = [_CompiledSchema(s, folded, everything, self.indexes, self._interner) for s in schemas]
+        self.compiled = [_CompiledSchema(i, s, folded, everything, self.indexes, self._interner)
+                         for i, s in enumerate(schemas)]
         self.by_predicate: dict[tuple[str, int], list[_Index]] = defaultdict(list)
         for (predicate, arity, *_), index in self.indexes.items():
             self.by_predicate[predicate, arity].append(index)
@@ -422,7 +505,7 @@ class _Reachability:
         self.reached: set[int] = set()
         self.static: set[int] = set()
         self.queue: deque[int] = deque()
-        self.ops: list = []
+        self.records: list = []
         for atom in sorted(init):
             ident = self._interner(atom.predicate)[atom.args]
             self.given[ident] = atom
@@ -451,8 +534,9 @@ class _Reachability:
         return [given.get(i) or Atom(p, args) for i, (p, args) in enumerate(self.keys)]
 
     def run(self) -> None:
-        """Reach the fixpoint; afterwards ``ops`` holds (name, fluent neg ids, fluent pre ids, add
-        ids, delete ids, blocked) per operator and ``reached`` the reached fact ids."""
+        """Reach the fixpoint; afterwards ``records`` holds (schema index, binding key, fluent neg
+        ids, fluent pre ids, add ids, delete ids, blocked) per ground rule and ``reached`` the
+        reached fact ids."""
         for c in self.compiled:
             for plan in c.plans:
                 if plan.literal is None:
@@ -469,8 +553,8 @@ class _Reachability:
                     self._emit(c, found)
 
     def _emit(self, c: _CompiledSchema, bindings: list[tuple]) -> None:
-        """Record the operators of ``bindings`` not seen before; queue their new add effects."""
-        seen, name, reached, static, queue = c.seen, c.schema.name, self.reached, self.static, self.queue
+        """Record the ground rules of ``bindings`` not seen before; queue their new add effects."""
+        seen, index, reached, static, queue = c.seen, c.index, self.reached, self.static, self.queue
         for binding in bindings:
             for values in (product(*c.free_domains) if c.free else ((),)):
                 full = binding + values if values else binding
@@ -481,8 +565,9 @@ class _Reachability:
                     continue
                 seen.add(key)
                 add = [ids[get(full)] for ids, get in c.add]
-                self.ops.append((
-                    "(" + " ".join((name, *key)) + ")",
+                self.records.append((
+                    index,
+                    key,
                     [ids[get(full)] for ids, get in c.fluent_neg],
                     [ids[get(full)] for ids, get in c.fluent_pre],
                     add,

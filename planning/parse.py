@@ -20,8 +20,11 @@ from pddl.action import Action
 from pddl.core import Domain, Problem
 from pddl.custom_types import parse_name
 from pddl.exceptions import PDDLError as PDDLLibraryError
-from pddl.logic.base import And, Not
-from pddl.logic.predicates import EqualTo, Predicate
+from pddl.logic.base import And, ExistsCondition, ForallCondition, Imply, Not, Or
+from pddl.logic.effects import Forall, When
+from pddl.logic.functions import EqualTo as NumericEqualTo
+from pddl.logic.functions import Increase, Metric, NumericFunction, NumericValue
+from pddl.logic.predicates import DerivedPredicate, EqualTo, Predicate
 from pddl.logic.terms import Constant, Variable
 from pddl.requirements import Requirements
 
@@ -37,26 +40,27 @@ from asg.planning.structure import (
     define_kind,
     read_domain,
     read_problem,
+    typed_list,
 )
 
 log = logging.getLogger(__name__)
 
-SUPPORTED = (":strips", ":typing", ":negative-preconditions", ":equality")
+# What asg reads: what Fast Downward's translator reads (STRIPS, ADL, derived predicates, action
+# costs); the planning core compiles it as the translator does (``asg.planning.normalize``).
+SUPPORTED = (":strips", ":typing", ":negative-preconditions", ":equality", ":disjunctive-preconditions",
+             ":existential-preconditions", ":universal-preconditions", ":quantified-preconditions",
+             ":conditional-effects", ":adl", ":derived-predicates", ":action-costs")
 
-# Keyword -> the requirement that keyword needs; asg refuses all of these.
+# Keyword -> the requirement that keyword needs; asg refuses all of these, as Fast Downward does.
 UNSUPPORTED_KEYWORDS = {
-    "when": ":conditional-effects",
-    "forall": ":universal-preconditions",
-    "exists": ":existential-preconditions",
-    "or": ":disjunctive-preconditions",
-    "imply": ":disjunctive-preconditions",
-    "increase": ":numeric-fluents",
     "decrease": ":numeric-fluents",
     "assign": ":numeric-fluents",
     "scale-up": ":numeric-fluents",
     "scale-down": ":numeric-fluents",
-    ":functions": ":numeric-fluents",
-    ":derived": ":derived-predicates",
+    "<": ":numeric-fluents",
+    ">": ":numeric-fluents",
+    "<=": ":numeric-fluents",
+    ">=": ":numeric-fluents",
     ":durative-action": ":durative-actions",
     ":constraints": ":constraints",
     "preference": ":preferences",
@@ -202,23 +206,35 @@ def normalise(form: SList) -> None:
 
 
 def _refuse_unsupported(form: SList, path: str) -> None:
+    """What Fast Downward's translator refuses, refused with the requirement named and the place."""
     for node in form.walk():
         head = node.head()
         if head in UNSUPPORTED_KEYWORDS and node is not form:
-            if head == "or" and _inside_requirements(form, node):
-                continue
             requirement = UNSUPPORTED_KEYWORDS[head]
-            if head == "forall" and any(sub is node for eff in _effect_parts(form) for sub in eff.walk()):
-                requirement = ":conditional-effects"
             raise UnsupportedRequirementError(
-                f"unsupported requirement {requirement}: '{head}' is not supported "
-                f"(asg reads STRIPS with {', '.join(SUPPORTED[1:])})", path, node.line, node.col)
-        if head == "not" and len(node.items) == 2 and isinstance(node.items[1], SList):
-            inner = node.items[1].head()
-            if inner in ("and", "or", "not", "imply", "forall", "exists"):
-                raise UnsupportedRequirementError(
-                    f"unsupported requirement :disjunctive-preconditions: negation of '{inner}'",
-                    path, node.line, node.col)
+                f"unsupported requirement {requirement}: '{head}' is not supported (asg reads what Fast "
+                "Downward's translator reads: STRIPS, ADL, derived predicates, action costs)",
+                path, node.line, node.col)
+        if head == "increase" and not _is_cost_increase(node):
+            raise UnsupportedRequirementError(
+                "unsupported requirement :numeric-fluents: only (increase (total-cost) NUMBER-OR-FUNCTION) "
+                "is read, as in Fast Downward", path, node.line, node.col)
+
+
+def _is_cost_increase(node: SList) -> bool:
+    if len(node.items) != 3 or not isinstance(node.items[1], SList) or node.items[1].head() != "total-cost":
+        return False
+    amount = node.items[2]
+    if isinstance(amount, Token):
+        return _number(amount.text) is not None
+    return amount.head() is not None and all(isinstance(t, Token) for t in amount.items)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def _effect_parts(form: SList) -> list[SList]:
@@ -229,10 +245,6 @@ def _effect_parts(form: SList) -> list[SList]:
             if isinstance(key, Token) and key.text == ":effect" and isinstance(value, SList):
                 out.append(value)
     return out
-
-
-def _inside_requirements(form: SList, node: SList) -> bool:
-    return any(sub.head() == ":requirements" and any(item is node for item in sub.items) for sub in form.walk())
 
 
 def _dedupe_predicate_parameters(domain: DomainShape) -> None:
@@ -294,15 +306,27 @@ def _set_requirements(domain: DomainShape, problem: ProblemShape | None) -> tupl
     used = {":strips"}
     if domain.types or any(p.types != ("object",) for p in _all_typed(domain, problem)):
         used.add(":typing")
+    needs = {"=": ":equality", "not": ":negative-preconditions", "or": ":disjunctive-preconditions",
+             "imply": ":disjunctive-preconditions", "exists": ":existential-preconditions",
+             "forall": ":universal-preconditions", "when": ":conditional-effects",
+             "increase": ":action-costs"}
     for form in (domain.node, problem.node if problem else None):
         if form is None:
             continue
         for node in form.walk():
-            if node.head() == "=":
-                used.add(":equality")
-            if node.head() == "not":
-                used.add(":negative-preconditions")
-    tokens = [Token(req, domain.node.line, domain.node.col) for req in SUPPORTED if req in used]
+            head = node.head()
+            if head in needs:
+                used.add(needs[head])
+    if any(head == "forall" for eff in _effect_parts(domain.node) for head in (n.head() for n in eff.walk())):
+        used.add(":conditional-effects")
+    if domain.derived:
+        used.add(":derived-predicates")
+    if domain.functions:
+        used.add(":action-costs")
+    if set(domain.functions) - {"total-cost"}:
+        used.add(":numeric-fluents")  # for ``pddl``: static functions that give action costs
+    tokens = [Token(req, domain.node.line, domain.node.col) for req in (*SUPPORTED, ":numeric-fluents")
+              if req in used]
     if domain.requirements is not None:
         domain.requirements.items = [domain.requirements.items[0]] + [
             Token(t.text, domain.requirements.line, domain.requirements.col) for t in tokens]
@@ -345,11 +369,14 @@ def build_domain(shape: DomainShape, requirements: tuple[str, ...], path: str) -
     predicates = [_named(Predicate, token, path, token.text, *(_variable(p, path) for p in params))
                   for token, params in shape.predicates.values()]
     actions = [_action(action, constants, path) for action in shape.actions]
+    functions = {_named(NumericFunction, token, path, token.text, *(_variable(p, path) for p in params)): None
+                 for token, params in shape.functions.values()}
+    derived = [_derived(rule, constants, path) for rule in shape.derived]
     _named(parse_name, shape.name, path, shape.name.text)
     try:
         return Domain(shape.name.text, requirements=[Requirements(r[1:]) for r in requirements],
                       types=type_parents(shape), constants=list(constants.values()), predicates=predicates,
-                      actions=actions)
+                      derived_predicates=derived, functions=functions, actions=actions)
     except _LIBRARY_ERRORS as err:
         raise ModelError(f"invalid domain: {_one_line(err)}", path, shape.name.line, shape.name.col) from None
 
@@ -357,15 +384,20 @@ def build_domain(shape: DomainShape, requirements: tuple[str, ...], path: str) -
 def build_problem(shape: ProblemShape, domain: DomainShape, path: str) -> tuple[Problem, list[Diagnostic]]:
     """A ``pddl.core.Problem`` (standalone: ``domain_name`` only) and notes on what was dropped."""
     notes: list[Diagnostic] = []
+    metric = None
+    if shape.metric is not None:
+        if _is_cost_metric(shape.metric):
+            metric = Metric(NumericFunction("total-cost"), Metric.MINIMIZE)
+        else:
+            notes.append(Diagnostic("warning", "(:metric ...) ignored: asg reads (:metric minimize (total-cost)) "
+                                    "only, as Fast Downward", path, shape.metric.line, shape.metric.col,
+                                    "ignored-metric"))
     for section in shape.other_sections:
-        if section.head() == ":metric":
-            notes.append(Diagnostic("warning", "(:metric ...) ignored: asg plans without action costs", path,
-                                    section.line, section.col, "ignored-metric"))
-        elif section.head() != ":requirements":
+        if section.head() != ":requirements":
             raise PDDLSyntaxError(f"unknown problem section ({section.head()} ...)", path, section.line,
                                   section.col)
     objects = {o.name: _named(Constant, o.token, path, o.name, _tag(o)) for o in shape.objects}
-    init, negated = _init(shape, objects, path)
+    init, negated, _ = read_init(shape, objects, path)
     for fact, node in negated:
         if fact in init:
             raise ModelError(f"{_text(node)} contradicts the atom listed true in :init", path, node.line, node.col)
@@ -377,7 +409,8 @@ def build_problem(shape: ProblemShape, domain: DomainShape, path: str) -> tuple[
     if shape.domain_name is not None:
         _named(parse_name, shape.domain_name, path, name)
     try:
-        problem = Problem(shape.name.text, domain_name=name, objects=list(objects.values()), init=init, goal=goal)
+        problem = Problem(shape.name.text, domain_name=name, objects=list(objects.values()), init=init, goal=goal,
+                          metric=metric)
     except _LIBRARY_ERRORS as err:
         raise ModelError(f"invalid problem: {_one_line(err)}", path, shape.name.line, shape.name.col) from None
     return problem, notes
@@ -428,13 +461,18 @@ def _action(action: ActionShape, constants: dict[str, Constant], path: str) -> A
 
 
 def _condition(node: Node, params: dict, constants: dict, path: str):
-    """A precondition or goal: ``()``, ``and``, ``not``, ``=`` and atoms (the rest is refused earlier)."""
+    """A precondition or goal: ``()``, ``and``, ``or``, ``not``, ``imply``, ``forall``, ``exists``,
+    ``=`` and atoms."""
     return _formula(node, params, constants, path, effect=False)
 
 
 def _effect(node: Node, params: dict, constants: dict, path: str):
-    """An effect: ``()``, ``and`` (nested too, as Fast Downward reads it), ``not`` and atoms."""
+    """An effect: ``()``, ``and`` (nested too, as Fast Downward reads it), ``not``, atoms, ``forall``,
+    ``when`` and ``(increase (total-cost) ...)``."""
     return _formula(node, params, constants, path, effect=True)
+
+
+_CONNECTIVE_ARITY = {"not": 1, "imply": 2, "when": 2}
 
 
 def _formula(node: Node, params: dict, constants: dict, path: str, effect: bool):
@@ -444,20 +482,55 @@ def _formula(node: Node, params: dict, constants: dict, path: str, effect: bool)
     head = node.head()
     if not node.items:
         return And()
+    if head in _CONNECTIVE_ARITY and len(node.items) != _CONNECTIVE_ARITY[head] + 1:
+        raise PDDLSyntaxError(f"expected ({head} {' '.join(['FORMULA'] * _CONNECTIVE_ARITY[head])})",
+                              path, node.line, node.col)
+    parts = node.items[1:]
     if head == "and":
-        return And(*(_formula(item, params, constants, path, effect) for item in node.items[1:]))
+        return And(*(_formula(item, params, constants, path, effect) for item in parts))
     if head == "not":
-        if len(node.items) != 2 or not isinstance(node.items[1], SList) or node.items[1].head() is None:
-            raise PDDLSyntaxError("expected (not ATOM)", path, node.line, node.col)
-        return Not(_atom(node.items[1], params, constants, path, effect))
+        if effect and (not isinstance(parts[0], SList) or parts[0].head() in ("and", "or", "not", "forall",
+                                                                               "exists", "imply", "when", None)):
+            raise PDDLSyntaxError("expected (not ATOM) in an effect", path, node.line, node.col)
+        return Not(_formula(parts[0], params, constants, path, effect))
+    if head in ("forall", "exists"):
+        if len(parts) != 2 or not isinstance(parts[0], SList) or (effect and head == "exists"):
+            raise PDDLSyntaxError(f"expected ({head} (?VARIABLES) FORMULA)", path, node.line, node.col)
+        variables = [_variable(v, path) for v in typed_list(parts[0].items, path)]
+        scope = {**params, **{str(v.name): v for v in variables}}
+        body = _formula(parts[1], scope, constants, path, effect)
+        if effect:
+            return Forall(body, variables)
+        return (ForallCondition if head == "forall" else ExistsCondition)(body, variables)
+    if not effect and head in ("or", "imply"):
+        operands = [_formula(item, params, constants, path, effect) for item in parts]
+        if head == "imply":
+            return Imply(*operands)
+        return Or(*operands) if operands else Or()
+    if effect and head == "when":
+        return When(_formula(parts[0], params, constants, path, effect=False),
+                    _formula(parts[1], params, constants, path, effect))
+    if effect and head == "increase":
+        amount = parts[1]
+        value = (NumericValue(float(amount.text)) if isinstance(amount, Token)
+                 else NumericFunction(amount.head(), *_terms(amount, params, constants, path)))
+        return Increase(NumericFunction("total-cost"), value)
     return _atom(node, params, constants, path, effect)
 
 
-def _atom(node: SList, params: dict, constants: dict, path: str, effect: bool):
-    """``(p t ...)`` or, in conditions, ``(= t t)``; terms are names or ``?variables``."""
-    head = node.items[0]
-    if not isinstance(head, Token):
-        raise PDDLSyntaxError("expected a predicate name", path, head.line, head.col)
+def _derived(rule, constants: dict, path: str):
+    params = {p.name[1:]: _variable(p, path) for p in rule.parameters}
+    head = _named(Predicate, rule.predicate, path, rule.predicate.text, *params.values())
+    return _named(DerivedPredicate, rule.predicate, path, head, _condition(rule.body, params, constants, path))
+
+
+def _is_cost_metric(metric: SList) -> bool:
+    items = metric.items[1:]
+    return (len(items) == 2 and isinstance(items[0], Token) and items[0].text == "minimize"
+            and isinstance(items[1], SList) and items[1].head() == "total-cost" and len(items[1].items) == 1)
+
+
+def _terms(node: SList, params: dict, constants: dict, path: str) -> list:
     terms = []
     for item in node.items[1:]:
         if isinstance(item, SList):
@@ -468,6 +541,15 @@ def _atom(node: SList, params: dict, constants: dict, path: str, effect: bool):
         else:
             term = constants.get(item.text)
             terms.append(term if term is not None else _named(Constant, item, path, item.text))
+    return terms
+
+
+def _atom(node: SList, params: dict, constants: dict, path: str, effect: bool):
+    """``(p t ...)`` or, in conditions, ``(= t t)``; terms are names or ``?variables``."""
+    head = node.items[0]
+    if not isinstance(head, Token):
+        raise PDDLSyntaxError("expected a predicate name", path, head.line, head.col)
+    terms = _terms(node, params, constants, path)
     if head.text == "=":
         if effect:
             raise PDDLSyntaxError("'=' cannot be an effect", path, node.line, node.col)
@@ -477,16 +559,20 @@ def _atom(node: SList, params: dict, constants: dict, path: str, effect: bool):
     return _named(Predicate, head, path, head.text, *terms)
 
 
-def _init(shape: ProblemShape, objects: dict[str, Constant], path: str) -> tuple[list, list]:
-    """The atoms of ``:init``, and the negated ones (dropped by the caller) with their nodes."""
+def read_init(shape: ProblemShape, objects: dict[str, Constant], path: str) -> tuple[list, list, dict]:
+    """The atoms of ``:init``, the negated ones (dropped by the caller) with their nodes, and the
+    numeric values ``(= (f a ...) N)`` of static functions (action costs) by (function, args)."""
     init: list = []
     negated: list = []
+    values: dict[tuple[str, tuple[str, ...]], float] = {}
     for item in shape.init:
         if not isinstance(item, SList) or item.head() is None:
             raise PDDLSyntaxError("expected an atom (p a ...) in :init", path, item.line, item.col)
         if item.head() == "=":
-            raise UnsupportedRequirementError("unsupported requirement :numeric-fluents: '=' in :init", path,
-                                              item.line, item.col)
+            key, value, fact = _numeric_init(item, objects, path)
+            values[key] = value
+            init.append(fact)
+            continue
         atom = item
         if item.head() == "not":
             if len(item.items) != 2 or not isinstance(item.items[1], SList) or item.items[1].head() is None:
@@ -505,7 +591,25 @@ def _init(shape: ProblemShape, objects: dict[str, Constant], path: str) -> tuple
             init.append(fact)
         else:
             negated.append((fact, item))
-    return init, negated
+    return init, negated, values
+
+
+def _numeric_init(item: SList, objects: dict[str, Constant], path: str):
+    """``(= (f a b) N)``: the value of a static function, as action costs use them."""
+    parts = item.items[1:]
+    if (len(parts) != 2 or not isinstance(parts[0], SList) or parts[0].head() is None
+            or not isinstance(parts[1], Token) or _number(parts[1].text) is None
+            or not all(isinstance(t, Token) for t in parts[0].items)):
+        raise UnsupportedRequirementError("unsupported requirement :numeric-fluents: expected (= (FUNCTION "
+                                          "OBJECT ...) NUMBER) in :init", path, item.line, item.col)
+    function = parts[0]
+    tokens = [t for t in function.items[1:] if isinstance(t, Token)]
+    args = tuple(t.text for t in tokens)
+    value = _number(parts[1].text)
+    assert value is not None
+    terms = [objects.get(t.text) or _named(Constant, t, path, t.text) for t in tokens]
+    fact = NumericEqualTo(NumericFunction(function.head(), *terms), NumericValue(value))
+    return (function.head(), args), value, fact
 
 
 def _one_line(err: BaseException) -> str:

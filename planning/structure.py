@@ -9,13 +9,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from asg.planning.errors import ModelError, PDDLSyntaxError
+from asg.planning.errors import ModelError, PDDLSyntaxError, UnsupportedRequirementError
 from asg.planning.sexpr import Node, SList, Token
 
 # Keywords of goal/precondition/effect formulas that are not predicate names.
 CONNECTIVES = {"and", "not", "or", "imply", "when", "forall", "exists", "=",
                "increase", "decrease", "assign", "scale-up", "scale-down",
                "<", ">", "<=", ">=", "+", "-", "*", "/", "preference", "oneof"}
+
+# Numeric heads: asg reads only ``(increase (total-cost) X)`` (action costs); the model check
+# does not look inside them for predicate uses (they hold function terms).
+NUMERIC_HEADS = {"increase", "decrease", "assign", "scale-up", "scale-down", "<", ">", "<=", ">="}
 
 # Every requirement flag of PDDL 1.2 to 3.1, plus :non-deterministic (FOND) and Fast Downward's
 # :negation; asg reads a few of them (parse.SUPPORTED) and refuses the others where used.
@@ -64,6 +68,16 @@ class ActionShape:
 
 
 @dataclass
+class DerivedShape:
+    """A ``(:derived (p ?x - t ...) BODY)`` rule: the head's predicate and parameters, its body."""
+
+    predicate: Token
+    parameters: list[Typed]
+    body: Node
+    node: SList
+
+
+@dataclass
 class DomainShape:
     """Declarations and uses of a domain file (positions kept)."""
 
@@ -76,6 +90,8 @@ class DomainShape:
     predicates: dict[str, tuple[Token, list[Typed]]] = field(default_factory=dict)
     predicates_node: SList | None = None
     actions: list[ActionShape] = field(default_factory=list)
+    functions: dict[str, tuple[Token, list[Typed]]] = field(default_factory=dict)
+    derived: list[DerivedShape] = field(default_factory=list)
     other_sections: list[SList] = field(default_factory=list)
 
 
@@ -88,6 +104,7 @@ class ProblemShape:
     init: list[Node] = field(default_factory=list)
     init_node: SList | None = None
     goal: Node | None = None
+    metric: SList | None = None
     other_sections: list[SList] = field(default_factory=list)
 
 
@@ -189,6 +206,10 @@ def read_domain(form: SList, path: str | None) -> DomainShape:
                     raise ModelError(f"predicate '{predicate_name}' declared twice (first at line "
                                      f"{first[0].line})", path, predicate.line, predicate.col)
                 shape.predicates[predicate_name] = (predicate, typed_list(decl.items[1:], path))
+        elif head == ":functions":
+            _read_functions(section, shape, path)
+        elif head == ":derived":
+            shape.derived.append(_read_derived(section, path))
         elif head == ":action":
             if len(section.items) < 2 or not isinstance(section.items[1], Token):
                 raise PDDLSyntaxError("action without a name", path, section.line, section.col)
@@ -210,6 +231,37 @@ def read_domain(form: SList, path: str | None) -> DomainShape:
         else:
             shape.other_sections.append(section)
     return shape
+
+
+def _read_functions(section: SList, shape: DomainShape, path: str | None) -> None:
+    """``(:functions (f ?x - t) ... [- number])``: numeric functions only (no object fluents)."""
+    items = section.items[1:]
+    i = 0
+    while i < len(items):
+        item = items[i]
+        if isinstance(item, Token) and item.text == "-":
+            kind = items[i + 1] if i + 1 < len(items) else item
+            if not isinstance(kind, Token) or kind.text.lower() != "number":
+                raise UnsupportedRequirementError(
+                    "unsupported requirement :object-fluents: functions must be of type number",
+                    path, kind.line, kind.col)
+            i += 2
+            continue
+        name = item.head_token() if isinstance(item, SList) else None
+        if not isinstance(item, SList) or name is None:
+            raise PDDLSyntaxError("expected (function ?args ...)", path, item.line, item.col)
+        shape.functions[name.text.lower()] = (name, typed_list(item.items[1:], path))
+        i += 1
+
+
+def _read_derived(section: SList, path: str | None) -> DerivedShape:
+    if len(section.items) != 3 or not isinstance(section.items[1], SList):
+        raise PDDLSyntaxError("expected (:derived (PREDICATE ?args ...) FORMULA)", path, section.line, section.col)
+    head = section.items[1]
+    predicate = head.head_token()
+    if predicate is None:
+        raise PDDLSyntaxError("expected a predicate name", path, head.line, head.col)
+    return DerivedShape(predicate, typed_list(head.items[1:], path), section.items[2], section)
 
 
 class _SectionTracker:
@@ -264,6 +316,8 @@ def read_problem(form: SList, path: str | None) -> ProblemShape:
                 extra = section.items[2]
                 raise PDDLSyntaxError("expected one formula in (:goal ...)", path, extra.line, extra.col)
             shape.goal = section.items[1] if len(section.items) > 1 else None
+        elif head == ":metric":
+            shape.metric = section
         else:
             shape.other_sections.append(section)
     return shape
@@ -284,6 +338,8 @@ def atom_uses(node: Node | None, where: str, negated: bool = False) -> list[Use]
         head = predicate.text.lower() if predicate is not None else None
         if predicate is None:
             children, child_neg = item.items, neg
+        elif head in NUMERIC_HEADS or (head == "=" and any(isinstance(t, SList) for t in item.items[1:])):
+            continue  # numeric: function terms, not atoms
         elif head in ("forall", "exists"):
             children, child_neg = item.items[2:], neg
         elif head == "not":

@@ -17,6 +17,7 @@ from conftest import PITFALLS, ipc_paths, ipc_rows
 from asg import pddl_models
 from asg.planning import ground, parse_files, parse_text
 from asg.planning import grounding as g
+from asg.planning.normalize import normalise_model
 from asg.planning.task import Atom, Operator, Task
 
 
@@ -57,7 +58,9 @@ def _bindings(schema, facts: dict[str, list[Atom]]):
 
 def reference_ground(model) -> Task:
     objects_of = g._objects_by_type(model)
-    schemas = [g._schema(action, objects_of) for action in model.domain.actions]
+    normal = normalise_model(model.domain_shape, model.problem_shape)
+    schemas = g._schemas(normal, objects_of)
+    assert all(s.kind == "action" for s in schemas), "the reference grounds STRIPS only"
     init = {g._atom(p) for p in model.problem.init}
     changing = {lit.predicate for s in schemas for lit in s.add + s.delete}
     static_predicates = {a.predicate for a in init if a.args and a.predicate not in changing}
@@ -82,7 +85,7 @@ def reference_ground(model) -> Task:
                     grew |= not set(found[name][2]) <= reached
                     reached |= set(found[name][2])
 
-    goal_pos, goal_neg = g._goal_literals(model)
+    goal_pos, goal_neg = g._goal_atoms(normal.goal, model)
     negatable = {a for _, neg, _, _ in found.values() for a in neg if a.predicate not in static_predicates}
     negatable |= {a for a in goal_neg if a.predicate not in static_predicates}
     negatable &= reached

@@ -14,6 +14,7 @@ from asg.planning import (
     parse_files,
     parse_text,
 )
+from asg.planning.task import Atom
 
 
 @pytest.mark.parametrize("name", pddl_models.names())
@@ -41,13 +42,11 @@ def test_every_ipc_strips_task_parses_and_grounds(row):
 
 
 @pytest.mark.parametrize("row", ipc_rows("adl"), ids=lambda r: r["problem_file"])
-def test_ipc_adl_tasks_are_refused_with_requirement_and_place(row):
+def test_ipc_adl_tasks_are_read(row):
+    # ADL (quantifiers, disjunctions, conditional effects) is compiled as FD's translator does
     domain, problem = ipc_paths(row)
-    with pytest.raises(UnsupportedRequirementError) as info:
-        load_task(domain, problem)
-    message = str(info.value)
-    assert message.startswith(f"{domain}:") and ": error: unsupported requirement :" in message
-    assert info.value.line is not None
+    task = load_task(domain, problem)
+    assert task.goal and task.operators
 
 
 def test_upper_case_keywords_are_read(need_ipc):
@@ -71,15 +70,19 @@ def test_glued_variable_and_duplicate_parameter_names(need_ipc):
     assert load_task(IPC / "logistics/domain.pddl", IPC / "logistics/p01.pddl").operators
 
 
-def test_conditional_effect_probe_is_refused(need_pitfalls):
-    with pytest.raises(UnsupportedRequirementError, match=":conditional-effects") as info:
-        load_task(PITFALLS / "condeff_domain.pddl", PITFALLS / "condeff_problem.pddl")
-    assert (info.value.line, info.value.column) == (10, 29)  # the "(when"
+def test_conditional_effect_probe_is_read_with_its_condition(need_pitfalls):
+    task = load_task(PITFALLS / "condeff_domain.pddl", PITFALLS / "condeff_problem.pddl")
+    press = task.operator("(press)")
+    assert [(sorted(map(str, e.condition)), sorted(map(str, e.add))) for e in press.conditional] == [
+        (["(powered)"], ["(light)"])]
+    assert str(next(iter(press.add))) == "(pressed)"
 
 
-def test_derived_predicate_probe_is_refused(need_pitfalls):
-    with pytest.raises(UnsupportedRequirementError, match=":derived-predicates"):
-        load_task(PITFALLS / "axiom_domain.pddl", PITFALLS / "axiom_problem.pddl")
+def test_derived_predicate_probe_is_read_as_an_axiom(need_pitfalls):
+    task = load_task(PITFALLS / "axiom_domain.pddl", PITFALLS / "axiom_problem.pddl")
+    assert [(str(a.head), sorted(map(str, a.body))) for a in task.axioms] == [("(ready)", ["(a)", "(b)"])]
+    states = task.replay(["(make-a)", "(make-b)", "(finish)"])
+    assert Atom("ready") in states[2] and task.goal_reached(states[-1])
 
 
 def test_paper_household_listing_has_undeclared_charged():
@@ -100,7 +103,7 @@ BAD = [
     ("unknown_type.pddl", ModelError, "5:38: error: unknown type 'hallway' in action 'go'"),
     ("unknown_object.pddl", ModelError, "5:70: error: unknown object or constant 'ghost' in goal"),
     ("domain_only.pddl", PDDLError, "error: missing problem"),
-    ("unsupported.pddl", UnsupportedRequirementError, "4:55: error: unsupported requirement :conditional-effects"),
+    ("unsupported.pddl", UnsupportedRequirementError, "4:64: error: unsupported requirement :numeric-fluents"),
     ("empty.pddl", PDDLSyntaxError, "error: empty file"),
     ("junk.pddl", PDDLSyntaxError, "error: binary data (NUL byte at offset 7)"),
     ("deep_nesting.pddl", PDDLSyntaxError, "4:533: error: nesting deeper than 100 levels (asg's limit)"),
@@ -196,11 +199,12 @@ def test_problem_file_naming_another_domain_is_an_error(tmp_path):
 
 
 def test_known_but_unsupported_requirement_keeps_its_error():
-    text = ("(define (domain d) (:requirements :strips :conditional-effects) (:predicates (p) (q))"
-            " (:action a :parameters (?x) :precondition (p) :effect (when (p) (q))))")
-    with pytest.raises(UnsupportedRequirementError, match=":conditional-effects"):
+    text = ("(define (domain d) (:requirements :strips :durative-actions) (:predicates (p) (q))"
+            " (:durative-action a :parameters (?x) :duration (= ?duration 1) :condition (at start (p))"
+            " :effect (at end (q))))")
+    with pytest.raises(UnsupportedRequirementError, match=":durative-actions"):
         parse_text(text)
-    declared_only = text.replace("(when (p) (q))", "(q)")
+    declared_only = text[:text.index(" (:durative-action")] + ")"
     assert parse_text(declared_only).domain is not None  # declared but unused: read as before
 
 

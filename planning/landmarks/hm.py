@@ -21,6 +21,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 from itertools import combinations
 
+from asg.planning.errors import AsgError
 from asg.planning.task import Atom, Task
 
 
@@ -71,9 +72,16 @@ class _MSets:
 
 
 def hm_landmarks(task: Task, m: int = 1) -> HmResult:
-    """Compute h^m labels (m in {1, 2}) and first-achiever orderings of ``task``."""
+    """Compute h^m labels (m in {1, 2}) and first-achiever orderings of ``task``.
+
+    As Fast Downward's ``lm_hm``: effect conditions are ignored (a conditional effect counts as
+    unconditional, which can only lose landmarks at m = 1), and a task with axioms is refused.
+    """
     if m not in (1, 2):
         raise ValueError("m must be 1 or 2")
+    if task.axioms:
+        raise AsgError("h^m landmarks do not support axioms (derived predicates, or the new-axiom atoms that "
+                       "compile universal conditions), as Fast Downward's lm_hm: use --factory rhw or zg")
     fact_id = {fact: i for i, fact in enumerate(task.facts)}
     if m == 1:
         return _hm1(task, fact_id)
@@ -81,8 +89,8 @@ def hm_landmarks(task: Task, m: int = 1) -> HmResult:
     ops = []
     for op in task.operators:
         pre = sorted(fact_id[a] for a in op.pre)
-        add = sorted(fact_id[a] for a in op.add)
-        delete = {fact_id[a] for a in op.delete}
+        add = sorted(fact_id[a] for a in op.all_add())
+        delete = {fact_id[a] for a in op.all_delete()}
         post = sorted(set(add) | (set(pre) - delete))
         pre_ids = msets.of(pre, m)
         pre_set = set(pre_ids)
@@ -127,7 +135,7 @@ def _hm1(task: Task, fact_id: dict[Atom, int]) -> HmResult:
     for k, op in enumerate(task.operators):
         pre = sorted(set(map(get, op.pre)))
         pres.append(pre)
-        effects.append(sorted(set(map(get, op.add)).difference(pre)))
+        effects.append(sorted(set(map(get, op.all_add())).difference(pre)))
         missing[k] = len(pre)
         for f in pre:
             needs[f].append(k)
@@ -337,16 +345,24 @@ def _greedy_necessary(task, ops, msets, labels, label_of, m, init_msets) -> dict
 
 
 def relaxed_reachable(task: Task) -> frozenset[Atom]:
-    """Facts reachable when delete effects are ignored (h^max < ∞), in time linear in the task."""
+    """Facts reachable when delete effects are ignored (h^max < ∞), in time linear in the task.
+
+    A conditional effect adds once its operator's precondition and its own condition are
+    reached; an axiom derives its head once its body is (both as relaxed rules)."""
+    rules: list[tuple[frozenset[Atom], frozenset[Atom]]] = []  # (needs, adds)
+    for op in task.operators:
+        rules.append((op.pre, op.add))
+        rules.extend((op.pre | effect.condition, effect.add) for effect in op.conditional)
+    rules.extend((axiom.body, frozenset((axiom.head,))) for axiom in task.axioms)
     waiting: dict[Atom, list[int]] = defaultdict(list)
     missing = []
-    for k, op in enumerate(task.operators):
-        missing.append(len(op.pre))
-        for atom in op.pre:
+    for k, (needs, _) in enumerate(rules):
+        missing.append(len(needs))
+        for atom in needs:
             waiting[atom].append(k)
     reached = set(task.init)
     queue = deque(reached)
-    queue.extend(a for k, op in enumerate(task.operators) if not op.pre for a in op.add)
+    queue.extend(a for needs, adds in rules if not needs for a in adds)
     while queue:
         atom = queue.popleft()
         if atom not in reached:
@@ -354,5 +370,5 @@ def relaxed_reachable(task: Task) -> frozenset[Atom]:
         for k in waiting.pop(atom, ()):
             missing[k] -= 1
             if missing[k] == 0:
-                queue.extend(a for a in task.operators[k].add if a not in reached)
+                queue.extend(a for a in rules[k][1] if a not in reached)
     return frozenset(reached)

@@ -1,5 +1,5 @@
 (define (domain d)
-  (:requirements :strips :conditional-effects)
-  (:predicates (p) (q))
-  (:action a :parameters () :precondition (p) :effect (when (p) (q))))
+  (:requirements :strips :numeric-fluents)
+  (:predicates (p) (q)) (:functions (fuel))
+  (:action a :parameters () :precondition (p) :effect (and (q) (decrease (fuel) 1))))
 (define (problem x) (:domain d) (:init (p)) (:goal (q)))
