@@ -81,7 +81,7 @@ def hm_landmarks(task: Task, m: int = 1) -> HmResult:
         raise ValueError("m must be 1 or 2")
     if task.axioms:
         raise AsgError("h^m landmarks do not support axioms (derived predicates, or the new-axiom atoms that "
-                       "compile universal conditions), as Fast Downward's lm_hm: use --factory rhw or zg")
+                       "compile universal conditions), as Fast Downward's lm_hm: the rhw and zg factories read them")
     fact_id = {fact: i for i, fact in enumerate(task.facts)}
     if m == 1:
         return _hm1(task, fact_id)
