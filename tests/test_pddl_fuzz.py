@@ -1,6 +1,7 @@
-"""A seeded PDDL mutator over ``pddl_models/*.pddl``: bad input gives one typed line, never a traceback.
+"""A seeded PDDL mutator over ``pddl_models/*.pddl`` and the ADL, derived-predicate and action-cost
+files of ``tests/data/adl/``: bad input gives one typed line, never a traceback.
 
-Each shipped model is mutated (tokens deleted, duplicated, swapped or replaced, parentheses
+Each model is mutated (tokens deleted, duplicated, swapped or replaced, parentheses
 inserted or deleted, deep nesting, duplicated definitions, truncation, junk and non-UTF-8
 bytes). Loading a mutant (parse, model check, grounding) either succeeds or raises an
 ``AsgError`` whose text is one line naming the file, and the line where the error has one.
@@ -20,7 +21,10 @@ from asg.planning import load_task, parse_files
 from asg.planning.errors import AsgError
 
 SEED = 20261201
-MUTANTS_PER_MODEL = 64  # 5 models: 320 mutants
+MUTANTS_PER_MODEL = 64  # 5 shipped models and 3 ADL files: 512 mutants
+ADL = Path(__file__).parent / "data" / "adl"
+SOURCES = {**{name: Path(pddl_models.path(name)) for name in pddl_models.names()},
+           **{f"adl/{p.stem}": p for p in sorted(ADL.glob("*.pddl"))}}
 CLI_MUTANTS_PER_MODEL = 4
 _TOKEN = re.compile(rb"[()]|[^\s()]+")
 # Replacement words: keywords in the wrong place, malformed names and variables, numbers.
@@ -129,7 +133,7 @@ MUTATORS = [_delete_token, _duplicate_token, _swap_tokens, _replace_token, _inse
 def mutants(name: str, count: int, seed: int = SEED) -> list[tuple[str, bytes]]:
     """``count`` (description, bytes) mutants of shipped model ``name``; 1-3 mutations each."""
     rng = random.Random(f"{seed}:{name}")
-    source = Path(pddl_models.path(name)).read_bytes()
+    source = SOURCES[name].read_bytes()
     out = []
     for i in range(count):
         data = source
@@ -162,9 +166,9 @@ def _check_error(err: AsgError, path: Path) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("name", pddl_models.names())
+@pytest.mark.parametrize("name", sorted(SOURCES))
 def test_mutants_load_or_raise_one_line_naming_the_file(name, tmp_path):
-    has_problem = b"(problem" in Path(pddl_models.path(name)).read_bytes().lower()
+    has_problem = b"(problem" in SOURCES[name].read_bytes().lower()
     failures = []
     outcomes = {"loaded": 0, "refused": 0}
     for i, (what, data) in enumerate(mutants(name, MUTANTS_PER_MODEL)):
@@ -185,15 +189,15 @@ def test_mutants_load_or_raise_one_line_naming_the_file(name, tmp_path):
 
 
 def test_enough_mutants_of_every_kind():
-    kinds = [what for name in pddl_models.names() for what, _ in mutants(name, MUTANTS_PER_MODEL)]
+    kinds = [what for name in SOURCES for what, _ in mutants(name, MUTANTS_PER_MODEL)]
     assert len(kinds) >= 300
     for mutator in MUTATORS:
         assert sum(mutator.__name__.lstrip("_") in what for what in kinds) >= 10, mutator.__name__
 
 
 def test_mutants_are_seeded():
-    assert mutants("mario", 8) == mutants("mario", 8)
-    assert mutants("mario", 8) != mutants("mario", 8, seed=SEED + 1)
+    assert mutants("mario.pddl", 8) == mutants("mario.pddl", 8)
+    assert mutants("mario.pddl", 8) != mutants("mario.pddl", 8, seed=SEED + 1)
 
 
 @pytest.mark.parametrize("command", ["check", "landmarks"])

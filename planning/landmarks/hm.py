@@ -348,7 +348,9 @@ def relaxed_reachable(task: Task) -> frozenset[Atom]:
     """Facts reachable when delete effects are ignored (h^max < ∞), in time linear in the task.
 
     A conditional effect adds once its operator's precondition and its own condition are
-    reached; an axiom derives its head once its body is (both as relaxed rules)."""
+    reached; an axiom derives its head once its body is (both as relaxed rules). The negation
+    of a derived atom counts as reached from the start: whether no rule fires is not a relaxed
+    question, and assuming it can keeps this an over-approximation."""
     rules: list[tuple[frozenset[Atom], frozenset[Atom]]] = []  # (needs, adds)
     for op in task.operators:
         rules.append((op.pre, op.add))
@@ -360,7 +362,7 @@ def relaxed_reachable(task: Task) -> frozenset[Atom]:
         missing.append(len(needs))
         for atom in needs:
             waiting[atom].append(k)
-    reached = set(task.init)
+    reached = set(task.init) | {d.negate() for d in task.derived}
     queue = deque(reached)
     queue.extend(a for needs, adds in rules if not needs for a in adds)
     while queue:

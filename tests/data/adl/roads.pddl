@@ -1,0 +1,13 @@
+; action costs from static functions, minimize total-cost
+(define (domain roads) (:requirements :typing :action-costs)
+  (:types place)
+  (:predicates (at ?p - place) (road ?a ?b - place))
+  (:functions (length ?a ?b - place) - number (total-cost) - number)
+  (:action drive :parameters (?a ?b - place)
+    :precondition (and (at ?a) (road ?a ?b))
+    :effect (and (not (at ?a)) (at ?b) (increase (total-cost) (length ?a ?b))))
+  (:action fly :parameters (?a ?b - place) :precondition (at ?a)
+    :effect (and (not (at ?a)) (at ?b) (increase (total-cost) 10))))
+(define (problem r1) (:domain roads) (:objects a b c - place)
+  (:init (at a) (road a b) (road b c) (= (length a b) 2) (= (length b c) 3) (= (total-cost) 0))
+  (:goal (at c)) (:metric minimize (total-cost)))
