@@ -135,7 +135,7 @@ def enumerate_plans(task: Task, max_length: int = 12, max_paths: int = 50_000) -
         for op in task.operators:
             if not op.applicable(states[-1]):
                 continue
-            nxt = op.apply(states[-1])
+            nxt = task.successor(states[-1], op)
             if nxt in states:
                 continue
             paths += 1
