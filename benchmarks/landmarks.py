@@ -42,13 +42,21 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def tasks(corpus: str, only: list[str], limit: int | None) -> list[tuple[str, Path, Path]]:
+def tasks(corpus: str, only: list[str], limit: int | None,
+          per_domain: int | None = None) -> list[tuple[str, Path, Path]]:
     root = SHARED / corpus
     with open(root / "MANIFEST.tsv") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
     if corpus == "ipc":
         rows = [r for r in rows if r["fragment"] == "strips"]
     rows = [r for r in rows if not only or any(o in r["problem_file"] for o in only)]
+    if per_domain is not None:
+        kept, taken = [], dict.fromkeys((r["domain"] for r in rows), 0)
+        for r in rows:
+            if taken[r["domain"]] < per_domain:
+                taken[r["domain"]] += 1
+                kept.append(r)
+        rows = kept
     return [(r["problem_file"], root / r["domain_file"], root / r["problem_file"]) for r in rows[:limit]]
 
 
@@ -188,6 +196,7 @@ def main() -> None:
     parser.add_argument("--m", type=int, choices=(1, 2), default=1, help="h^m's m (hm only)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per FD or asg process")
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--per-domain", type=int, default=None, help="only the first N problems of each domain")
     parser.add_argument("--encoding", choices=("binary", "default"), default="binary",
                         help="FD's encoding to agree with (binary: asg's STRIPS semantics, see asg.planning.peer)")
     parser.add_argument("--no-other-encoding", action="store_true", help="skip the report on the other encoding")
@@ -201,7 +210,7 @@ def main() -> None:
         parser.error(f"--factory: choose from {', '.join(FACTORIES)} or all, not {args.factory!r}")
     compile_asg()
     rows = []
-    for name, domain, problem in tasks(args.corpus, args.only, args.limit):
+    for name, domain, problem in tasks(args.corpus, args.only, args.limit, args.per_domain):
         row = run_task(name, domain, problem, factories, args.m, args.timeout, args.encoding,
                        not args.no_other_encoding)
         rows.append(row)

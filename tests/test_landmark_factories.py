@@ -133,6 +133,19 @@ def test_axioms_act_as_operators(factory):
     assert graph.find("(d)").goal
 
 
+@pytest.mark.parametrize("factory", ["rhw", "zg"])
+def test_a_derived_atom_made_false_goes_through_default_value_axioms(factory):
+    """Goal (not (d)) with d derived from p, p true initially: as FD's landmark heuristics, the
+    factories get the rule (not d) <- (not p), so (not (p)) and what deletes p are landmarks."""
+    p, q, d = _atom("p"), _atom("q"), _atom("d")
+    ops = (Operator("(make-q)", frozenset(), frozenset({q}), frozenset()),
+           Operator("(drop-p)", frozenset({q}), frozenset(), frozenset({p})))
+    task = Task("negated-derived", "hand", (d, p, q), ops, frozenset({p}), frozenset({d.negate()}),
+                axioms=(Axiom(0, d, frozenset({p})),), derived=frozenset({d}))
+    names = {str(lm) for lm in compute_landmarks(task, factory=factory).landmarks}
+    assert {"(not (d))", "(not (p))", "(q)"} <= names
+
+
 @pytest.mark.parametrize("factory", sorted(FACTORIES))
 def test_reasonable_orderings_work_on_every_factory_and_skip_disjunctions(factory):
     row = next(r for r in SMALL_ROWS if r["problem_file"] == "gripper/p01.pddl")

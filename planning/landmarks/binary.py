@@ -11,7 +11,9 @@ off (``--invariant-generation-max-candidates 0``, the ``binary`` encoding of
 * an operator is a precondition (at most one fact a variable) and a list of effects, each a
   fact with the conditions (read before the step) under which it happens;
 * an axiom is an action with its body, and the head's default value (FD's axiom rules name the
-  value they change from), as precondition and its head as one effect.
+  value they change from), as precondition and its head as one effect; FD's landmark heuristics
+  add axioms for the default (false) values of derived atoms that something needs
+  (:mod:`asg.planning.landmarks.default_axioms`), and so does this module.
 
 The effects follow the translator (``translate.py``, ``translate_strips_operator_aux`` and
 ``build_sas_operator``), because which operator achieves what under which condition is what
@@ -26,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import product
 
+from asg.planning.landmarks.default_axioms import default_value_rules
 from asg.planning.task import Atom, Task
 
 Fact = int  # 2 * variable + (1 if the atom holds else 0)
@@ -39,6 +42,7 @@ class BinaryAction:
     pre: tuple[Fact, ...]
     effects: tuple[tuple[tuple[Fact, ...], Fact], ...]
     axiom: bool = False
+    added: bool = False  # a default-value axiom FD's search adds; not in the translator's task
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class BinaryTask:
     init: tuple[Fact, ...]  # init[v]: the fact of variable v that holds initially
     goal: tuple[Fact, ...]
     actions: tuple[BinaryAction, ...]
+    derived: frozenset[int] = frozenset()  # variables of derived atoms (default value: false)
 
     @property
     def n_facts(self) -> int:
@@ -69,12 +74,13 @@ class BinaryTask:
             move[2 * v + 1] = 2 * new[atom] + 1
         actions = tuple(BinaryAction(a.name, tuple(sorted(move[f] for f in a.pre)),
                                      tuple((tuple(sorted(move[c] for c in cond)), move[f]) for cond, f in a.effects),
-                                     a.axiom)
+                                     a.axiom, a.added)
                         for a in self.actions)
         init = [0] * len(atoms)
         for fact in self.init:
             init[move[fact] >> 1] = move[fact]
-        return BinaryTask(tuple(atoms), tuple(init), tuple(sorted(move[g] for g in self.goal)), actions)
+        return BinaryTask(tuple(atoms), tuple(init), tuple(sorted(move[g] for g in self.goal)), actions,
+                          frozenset(move[2 * v] >> 1 for v in self.derived))
 
     def achievers(self) -> list[list[int]]:
         """fact -> indices of the actions with an effect setting it (conditional ones too)."""
@@ -138,14 +144,27 @@ def binary_task(task: Task, order: dict[Atom, int] | None = None) -> BinaryTask:
             effects = _strips_effects(pre, op.add, op.delete, var)
         if effects:
             actions.append(BinaryAction(op.name, _facts(pre), effects))
+    rules: list[tuple[int, tuple[int, ...]]] = []  # (head, body) of each axiom
     for rule in task.axioms:
         body = condition(rule.body)
         head = fact_of(rule.head)
         if body is None or isinstance(head, bool) or body.get(head >> 1, 1 - (head & 1)) != 1 - (head & 1):
             continue
+        rules.append((head, _facts(body)))
         body[head >> 1] = 1 - (head & 1)  # FD's axiom rule names the head's old (default) value too
         actions.append(BinaryAction(f"axiom {rule.head}", _facts(body), (((), head),), axiom=True))
-    return BinaryTask(atoms, init, tuple(sorted(goal)), tuple(actions))
+    derived = frozenset(var[a.positive()] for a in task.derived if a.positive() in var)
+    if derived:
+        needed = set(goal)
+        for action in actions:
+            if not action.axiom:
+                needed.update(action.pre)
+                needed.update(f for cond, _ in action.effects for f in cond)
+        for head, condition_facts in default_value_rules(rules, derived, needed):
+            pre = tuple(sorted((head + 1,) + condition_facts))
+            actions.append(BinaryAction(f"default {atoms[head >> 1].negate()}", pre, (((), head),),
+                                        axiom=True, added=True))
+    return BinaryTask(atoms, init, tuple(sorted(goal)), tuple(actions), derived)
 
 
 def _facts(values: dict[int, int]) -> tuple[Fact, ...]:

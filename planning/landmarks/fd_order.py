@@ -35,6 +35,8 @@ def translator_order(binary: BinaryTask) -> dict[Atom, int]:
     number = {v: i for i, v in enumerate(kept)}
     weights: list[dict[int, int]] = [defaultdict(int) for _ in kept]
     for action in binary.actions:
+        if action.added:
+            continue
         pre_vars = {f >> 1: f for f in action.pre}
         effect_vars = [e >> 1 for _, e in action.effects]
         if action.axiom:
@@ -70,12 +72,16 @@ def translator_order(binary: BinaryTask) -> dict[Atom, int]:
 
 def _changing_variables(binary: BinaryTask) -> list[int]:
     """Variables whose other value some effect can set, in variable order."""
+    # the translator's initial state leaves derived variables at their default value (false)
+    init = [2 * v if v in binary.derived else fact for v, fact in enumerate(binary.init)]
     changing = set()
     for action in binary.actions:
+        if action.added:
+            continue
         pre = {f >> 1: f for f in action.pre}
         for _, effect in action.effects:
             var = effect >> 1
-            if effect != binary.init[var] and pre.get(var, binary.init[var]) == binary.init[var]:
+            if effect != init[var] and pre.get(var, init[var]) == init[var]:
                 changing.add(var)
     return sorted(changing)
 
