@@ -210,3 +210,10 @@ def test_exports_show_disjunctions(tmp_path):
     kinds = {lm["kind"] for lm in page_data(graph)["landmarks"]}
     assert kinds == {"fact", "disjunctive"}
     assert draw(graph, str(tmp_path / "rhw.png")).stat().st_size > 0
+
+
+@pytest.mark.parametrize("factory", ["rhw", "zg"])
+def test_reasonable_orderings_on_tasks_with_axioms_and_effect_conditions(factory):
+    for task in (_axiom_task(), _condeff_task()):
+        graph = compute_landmarks(task, factory=factory, reasonable=True)
+        assert graph.landmarks and all(o.kind == "reasonable" for o in graph.reasonable)

@@ -9,7 +9,9 @@ their atoms a plan makes true is open, so nothing follows about what achieving o
 
 Interference ("achieving A destroys B") uses mutexes. asg has no invariant synthesis, so
 its mutexes are the h^2 ones: two reachable facts are mutex when no relaxed Π^2
-derivation makes them true together (sound: they can never hold at once).
+derivation makes them true together (sound: they can never hold at once). asg's h^2 reads
+neither axioms nor effect conditions, so a task with either has only the mutexes every
+encoding has, ``p`` against ``(not (p))`` (what FD's binary encoding knows too).
 """
 from __future__ import annotations
 
@@ -24,6 +26,10 @@ class Mutexes:
     """h^2 mutex pairs of a task (facts that no reachable state holds together)."""
 
     def __init__(self, task: Task) -> None:
+        self._reached_facts: set[Atom] = set()
+        self._together: set[frozenset[Atom]] = set()
+        if task.axioms or task.has_conditional_effects:
+            return  # h^2 here would be unsound (effect conditions) or is refused (axioms)
         result = hm_landmarks(task, m=2)
         reached = set(result.labels)
         facts = result.facts
