@@ -160,14 +160,14 @@ def markdown(summary: dict, command: str, commit: str, corpus: str, encoding: st
     other = "default" if encoding == "binary" else "binary"
     lines = [f"# asg landmark factories vs Fast Downward 26.6 on `{corpus}`", "",
              f"`{command}` at commit `{commit}`.", "",
-             f"{summary['tasks']} tasks; read by asg: {summary['asg_read']}.", "",
+             f"{summary['tasks']} of {summary['planned']} tasks done; read by asg: {summary['asg_read']}.", "",
              f"FD encoding {encoding}; \"both, FD's variable order\": rhw given the translator's own variable "
              "numbering (asg computes the same numbering itself; see docs/planning.md).", "",
              "| factory | FD translated | compared | sets equal | orderings equal | both | both, FD's variable order"
              f" | {other} encoding: both | median process ratio asg/FD |",
              "|---|---|---|---|---|---|---|---|---|"]
     for factory, e in summary.items():
-        if not isinstance(e, dict):
+        if not isinstance(e, dict) or factory == "planned":
             continue
         ratio = "-"
         if "median_process_ratio" in e:
@@ -209,8 +209,13 @@ def main() -> None:
     if not set(factories) <= set(FACTORIES):
         parser.error(f"--factory: choose from {', '.join(FACTORIES)} or all, not {args.factory!r}")
     compile_asg()
-    rows = []
-    for name, domain, problem in tasks(args.corpus, args.only, args.limit, args.per_domain):
+    command = "python " + " ".join(sys.argv)
+    suffix = "" if args.encoding == "binary" else "_default"
+    stem = args.out or RESULTS / f"landmarks_{args.corpus}_{args.factory.replace(',', '_')}{suffix}"
+    chosen = tasks(args.corpus, args.only, args.limit, args.per_domain)
+    rows: list[dict] = []
+    text = "no task matched"
+    for name, domain, problem in chosen:
         row = run_task(name, domain, problem, factories, args.m, args.timeout, args.encoding,
                        not args.no_other_encoding)
         rows.append(row)
@@ -222,17 +227,23 @@ def main() -> None:
                                                     else "DIFF"))
             cells.append(f"{f} {state}" + (f" {c['process_ratio']:.2f}" if "process_ratio" in c else ""))
         print(f"{name:40s} {'read' if row['asg_read'] else 'unread':6s} " + "  ".join(cells), flush=True)
+        # written after every task, so a run stopped early keeps what it measured
+        text = write(stem, rows, factories, command, args.corpus, args.encoding, len(chosen))
+    print(text)
+
+
+def write(stem: Path, rows: list[dict], factories: list[str], command: str, corpus: str, encoding: str,
+          planned: int) -> str:
+    """The JSON and markdown files for the rows so far; returns the markdown."""
     summary = summarise(rows, factories)
-    command = "python " + " ".join(sys.argv)
+    summary["planned"] = planned
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=Path(__file__).parent).stdout.strip()
-    suffix = "" if args.encoding == "binary" else "_default"
-    stem = args.out or RESULTS / f"landmarks_{args.corpus}_{args.factory.replace(',', '_')}{suffix}"
     stem.with_suffix(".json").write_text(json.dumps(
         {"command": command, "commit": commit, "summary": summary, "rows": rows}, indent=1) + "\n")
-    text = markdown(summary, command, commit, args.corpus, args.encoding)
+    text = markdown(summary, command, commit, corpus, encoding)
     stem.with_suffix(".md").write_text(text)
-    print(text)
+    return text
 
 
 if __name__ == "__main__":
