@@ -161,8 +161,8 @@ def binary_task(task: Task, order: dict[Atom, int] | None = None) -> BinaryTask:
                 needed.update(action.pre)
                 needed.update(f for cond, _ in action.effects for f in cond)
         for head, condition_facts in default_value_rules(rules, derived, needed):
-            pre = tuple(sorted((head + 1,) + condition_facts))
-            actions.append(BinaryAction(f"default {atoms[head >> 1].negate()}", pre, (((), head),),
+            rule_pre = tuple(sorted((head + 1,) + condition_facts))
+            actions.append(BinaryAction(f"default {atoms[head >> 1].negate()}", rule_pre, (((), head),),
                                         axiom=True, added=True))
     return BinaryTask(atoms, init, tuple(sorted(goal)), tuple(actions), derived)
 
