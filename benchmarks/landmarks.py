@@ -43,18 +43,18 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def tasks(corpus: str, only: list[str], limit: int | None,
-          per_domain: int | None = None) -> list[tuple[str, Path, Path]]:
+          per_domain: int | None = None, skip: int = 0) -> list[tuple[str, Path, Path]]:
     root = SHARED / corpus
     with open(root / "MANIFEST.tsv") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
     if corpus == "ipc":
         rows = [r for r in rows if r["fragment"] == "strips"]
     rows = [r for r in rows if not only or any(o in r["problem_file"] for o in only)]
-    if per_domain is not None:
-        kept, taken = [], dict.fromkeys((r["domain"] for r in rows), 0)
+    if per_domain is not None or skip:
+        kept, seen = [], dict.fromkeys((r["domain"] for r in rows), 0)
         for r in rows:
-            if taken[r["domain"]] < per_domain:
-                taken[r["domain"]] += 1
+            seen[r["domain"]] += 1
+            if skip < seen[r["domain"]] <= skip + (per_domain or len(rows)):
                 kept.append(r)
         rows = kept
     return [(r["problem_file"], root / r["domain_file"], root / r["problem_file"]) for r in rows[:limit]]
@@ -196,7 +196,8 @@ def main() -> None:
     parser.add_argument("--m", type=int, choices=(1, 2), default=1, help="h^m's m (hm only)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per FD or asg process")
     parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--per-domain", type=int, default=None, help="only the first N problems of each domain")
+    parser.add_argument("--per-domain", type=int, default=None, help="only N problems of each domain")
+    parser.add_argument("--skip-per-domain", type=int, default=0, help="leave out the first K problems of each domain")
     parser.add_argument("--encoding", choices=("binary", "default"), default="binary",
                         help="FD's encoding to agree with (binary: asg's STRIPS semantics, see asg.planning.peer)")
     parser.add_argument("--no-other-encoding", action="store_true", help="skip the report on the other encoding")
@@ -212,7 +213,7 @@ def main() -> None:
     command = "python " + " ".join(sys.argv)
     suffix = "" if args.encoding == "binary" else "_default"
     stem = args.out or RESULTS / f"landmarks_{args.corpus}_{args.factory.replace(',', '_')}{suffix}"
-    chosen = tasks(args.corpus, args.only, args.limit, args.per_domain)
+    chosen = tasks(args.corpus, args.only, args.limit, args.per_domain, args.skip_per_domain)
     rows: list[dict] = []
     text = "no task matched"
     for name, domain, problem in chosen:
