@@ -15,6 +15,12 @@ changes is normalised, and every normalisation is listed here:
   (barman: ``(handempty left)``). ``encoding="binary"`` turns invariant synthesis off
   (``--invariant-generation-max-candidates 0``), giving FD the same STRIPS semantics asg
   uses; ``encoding="default"`` keeps FD's own choice, for reporting.
+* ``lm_rhw`` keeps the first of two overlapping disjunctive landmarks it finds, so its graph
+  depends on the translator's variable numbering; asg's rhw computes the same numbering
+  (``asg.planning.landmarks.fd_order``), and :attr:`PeerGraph.variable_order` (read from
+  ``output.sas``) lets a comparison hand FD's own numbering to ``rhw_landmarks(task, order)``.
+* ``lm_zg`` and ``lm_rhw`` run, as in FD's landmark heuristics, on the task with default-value
+  axioms for derived atoms; asg's factories add the same axioms.
 * Natural orderings are thinned by FD in an order-dependent way, so orderings are compared
   by their transitive closure; greedy-necessary edges are also compared one by one.
 
