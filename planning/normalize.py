@@ -177,14 +177,20 @@ class Normaliser:
         if kind == "exists":
             return ("exists", f[1], self._without_forall(f[2]))
         body = ("exists", f[1], _negated(f[2]))  # forall x φ  ==  not (exists x (not φ))
-        free = tuple(sorted(_free_variables(f)))
-        key = (body, free)
-        name = self._axiom_names.get(key)
+        free = tuple(sorted(_free_variables(f), key=_source_name))
+        typed = tuple((_source_name(v), self.types[v]) for v in free)
+        # As the translator: an axiom is reused for the same condition over the same (source-named)
+        # variables; nested universal conditions become axioms first, so they get the lower numbers;
+        # the axiom is filed under its compiled condition (so a condition with a nested universal
+        # part is never reused, as in the translator).
+        name = self._axiom_names.get((_canonical(body), typed))
         if name is None:
-            name = self._axiom_names[key] = f"new-axiom@{next(self._new_axioms)}"
+            compiled = self._without_forall(body)
+            name = f"new-axiom@{next(self._new_axioms)}"
+            self._axiom_names[(_canonical(compiled), typed)] = name
             self.derived.add(name)
             params = [(v, self.types[v]) for v in free]
-            self._add_axiom_rules(Literal(name, free), params, body)
+            self._add_axiom_rules(Literal(name, free), params, compiled)
         return ("lit", name, free, False)
 
     def _add_axiom_rules(self, head: Literal, params: list[Param], body: Formula) -> None:
@@ -286,6 +292,23 @@ class Normaliser:
         self.derived.add(name)
         self._add_axiom_rules(Literal(name, ()), [], goal)
         return Conjunction(pos=[Literal(name, ())])
+
+
+def _source_name(term: str) -> str:
+    """A renamed variable's name as written (``?x@3`` -> ``?x``); constants unchanged."""
+    return term.split("@", 1)[0] if term.startswith("?") else term
+
+
+def _canonical(f: Formula) -> Formula:
+    """``f`` with every variable under its source name (the translator compares conditions so)."""
+    kind = f[0]
+    if kind == "lit":
+        return (kind, f[1], tuple(map(_source_name, f[2])), f[3])
+    if kind == "eq":
+        return (kind, _source_name(f[1]), _source_name(f[2]), f[3])
+    if kind in ("and", "or"):
+        return (kind, tuple(_canonical(p) for p in f[1]))
+    return (kind, tuple(map(_source_name, f[1])), _canonical(f[2]))
 
 
 def _negated(f: Formula) -> Formula:

@@ -253,3 +253,22 @@ def test_optimal_cost_equals_fast_downward_on_the_original_files(tmp_path, domai
                            "--search", "astar(blind())"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     costs = [line.split("Plan cost:")[1].strip() for line in proc.stdout.splitlines() if "Plan cost:" in line]
     assert costs and int(costs[0]) == result.cost
+
+
+def test_new_axioms_are_numbered_as_the_translator_numbers_them():
+    # What Fast Downward 26.6's translator gives on this task (checked by hand with
+    # `python -m fast_downward.translate`): a universal condition nested in a negated one becomes an
+    # axiom first (new-axiom@0 for (forall (?z) (r ?z)), then @1 for the exists, @2 for a's
+    # precondition), and b's identical condition reuses new-axiom@0.
+    domain = """
+    (define (domain n) (:requirements :adl)
+      (:predicates (q ?x ?y) (r ?z) (done) (go))
+      (:action a :parameters () :precondition (forall (?x) (exists (?y) (and (q ?x ?y) (forall (?z) (r ?z)))))
+        :effect (done))
+      (:action b :parameters () :precondition (forall (?z) (r ?z)) :effect (done))
+      (:action mk :parameters (?x ?y) :precondition (go) :effect (and (q ?x ?y) (r ?x))))"""
+    task = task_of(domain, "(define (problem n1) (:domain n) (:objects o1 o2) (:init (go)) (:goal (done)))")
+    pre = {op.name: sorted(map(str, op.pre)) for op in task.operators}
+    assert pre["(a)"] == ["(not (new-axiom@2))"] and pre["(b)"] == ["(not (new-axiom@0))"]
+    assert {str(ax.head) for ax in task.axioms} == {"(new-axiom@0)", "(new-axiom@1 o1)", "(new-axiom@1 o2)",
+                                                    "(new-axiom@2)"}
