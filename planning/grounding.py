@@ -109,7 +109,7 @@ def ground(model: Model) -> Task:
     values = _function_values(model) if use_costs else {}
     operators = []
     for index, key, neg_pre, pre_ids, add, delete, blocked in actions:
-        if blocked:  # a negative precondition on a static fact that holds: never applicable
+        if blocked:  # a negative static precondition that holds, or an inequality that fails: never applicable
             continue
         pre = set(pre_ids)
         pre.update([~i for i in neg_pre if i in negatable_ids])
@@ -390,7 +390,10 @@ class _CompiledSchema:
         for v in bound_vars + self.free:
             layout[v] = len(layout)
         self.key = _getter(tuple(layout[v] for v in names))
-        self.equal = [(layout[a], layout[b], eq) for a, b, eq in schema.equal]
+        # Equalities join; inequalities (negative literals) are ignored while exploring, as the
+        # translator's exploration rules ignore every negative literal, and block the ground rule.
+        self.equal = [(layout[a], layout[b]) for a, b, eq in schema.equal if eq]
+        self.unequal = [(layout[a], layout[b]) for a, b, eq in schema.equal if not eq]
 
         def recipe(literals: list[Literal]) -> list:
             # (ids of the predicate's facts, binding -> the literal's arguments)
@@ -558,7 +561,7 @@ class _Reachability:
         for binding in bindings:
             for values in (product(*c.free_domains) if c.free else ((),)):
                 full = binding + values if values else binding
-                if c.equal and not all((full[i] == full[j]) == eq for i, j, eq in c.equal):
+                if c.equal and not all(full[i] == full[j] for i, j in c.equal):
                     continue
                 key = c.key(full)
                 if key in seen:
@@ -572,7 +575,8 @@ class _Reachability:
                     [ids[get(full)] for ids, get in c.fluent_pre],
                     add,
                     [ids[get(full)] for ids, get in c.delete],
-                    any(ids[get(full)] in static for ids, get in c.static_neg),
+                    any(ids[get(full)] in static for ids, get in c.static_neg)
+                    or any(full[i] == full[j] for i, j in c.unequal),
                 ))
                 for a in add:
                     if a not in reached:
