@@ -2,7 +2,8 @@
 
 The reference below is the definition written out the slow way: a relaxed fixpoint that
 tries every schema against every reached fact by backtracking over its preconditions in
-source order, with dict bindings (inequalities ignored while exploring, as in FD), then static folding and complement facts as
+source order, with dict bindings (inequalities ignored while exploring, as in FD), then static
+folding and complement facts as
 ``asg.planning.grounding`` documents them. Equality is ``Task`` equality (facts and
 operators in order), plus operator names in order, on the bundled models, pitfall probes,
 small hand-written edge cases and the p01 task of every IPC STRIPS domain.
