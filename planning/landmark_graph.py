@@ -205,10 +205,16 @@ class LandmarkGraph:
 
     def subgoals(self) -> list[Landmark]:
         """Skill subgoals (ASGRL Sec. 4.2): fact landmarks, not initially true, that appear in an
-        operator precondition or in the goal, in the first linearization."""
-        needed = {a for op in self.task.operators for a in op.pre} | set(self.task.goal)
+        operator precondition, an effect condition, an axiom body or the goal, in the first
+        linearization. Atoms the translator invents (``new-axiom@N``, for universal conditions)
+        are never subgoals: no labeler reports them."""
+        task = self.task
+        needed = {a for op in task.operators for a in op.pre} | set(task.goal)
+        needed.update(a for op in task.operators for e in op.conditional for a in e.condition)
+        needed.update(a for axiom in task.axioms for a in axiom.body)
         chosen = [lm for lm in self.landmarks
-                  if lm.kind == "fact" and not lm.initially_true and lm.atom in needed]
+                  if lm.kind == "fact" and not lm.initially_true and lm.atom in needed
+                  and not lm.atom.predicate.startswith("new-axiom@")]
         orders = self.linearizations(limit=1, landmarks=chosen)
         return orders[0] if orders else []
 

@@ -272,3 +272,15 @@ def test_new_axioms_are_numbered_as_the_translator_numbers_them():
     assert pre["(a)"] == ["(not (new-axiom@2))"] and pre["(b)"] == ["(not (new-axiom@0))"]
     assert {str(ax.head) for ax in task.axioms} == {"(new-axiom@0)", "(new-axiom@1 o1)", "(new-axiom@1 o2)",
                                                     "(new-axiom@2)"}
+
+
+def test_a_learners_subgoals_on_an_adl_model_are_atoms_a_labeler_reports():
+    from asg.learning.asgrl.subgoals import landmark_subgoals
+    from asg.learning.errors import DomainError
+
+    task = task_of(ADL, ADL_PROBLEM)  # axioms (a universal precondition): RHW, not h^m
+    subgoals = landmark_subgoals(task)
+    assert subgoals.names() == ["(fuse)", "(powered)", "(here r2)", "(on l3)", "(done r2)"]
+    complicated = ADL_PROBLEM.replace("(:goal (and (done r2) (not (fuse))))", "(:goal (or (done r1) (done r2)))")
+    with pytest.raises(DomainError, match="not a conjunction of literals"):
+        landmark_subgoals(task_of(ADL, complicated))

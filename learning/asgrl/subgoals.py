@@ -108,8 +108,17 @@ def _unique(seq: Iterable[int]) -> tuple[int, ...]:
 
 def landmark_subgoals(task: Task, limit: int = 100, graph: LandmarkGraph | None = None) -> SubgoalSet:
     """ASGRL's subgoals: ``LandmarkGraph.subgoals()`` and its linearizations restricted to them
-    (``graph``: the task's landmark graph when the caller has it already)."""
-    graph = graph or compute_landmarks(task)
+    (``graph``: the task's landmark graph when the caller has it already).
+
+    The factory is h^m (the paper's), or RHW for a model with axioms, which h^m does not take
+    (as Fast Downward's ``lm_hm``). A learner checks subgoals and the goal on its labeler's atoms,
+    so a goal the translator had to compile into an axiom (``new-axiom@N``: a goal that is not a
+    conjunction of literals) is refused; landmarks on such atoms are never subgoals."""
+    hidden = sorted(str(a) for a in task.goal | task.negative_goal if a.predicate.startswith("new-axiom@"))
+    if hidden:
+        raise DomainError(f"the model's goal is not a conjunction of literals (compiled to {hidden[0]}): a "
+                          "learner checks the goal on its labeler's atoms; write the goal as a conjunction")
+    graph = graph or compute_landmarks(task, factory="rhw" if task.axioms else "hm")
     landmarks = list(graph.subgoals())
     position = {lm.id: i for i, lm in enumerate(landmarks)}
     subgoals = tuple(Subgoal(" & ".join(sorted(str(a) for a in lm.atoms)), frozenset(lm.atoms), bool(lm.goal))
