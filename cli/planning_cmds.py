@@ -61,7 +61,13 @@ def landmarks(file, problem, factory, m, reasonable, fmt, output, lenient):
         raise click.UsageError(f"--m {m}: only with --factory hm (the {factory} factory has no m)")
     need_output_for_pictures(fmt, output)
     _, task = _load(file, problem, lenient)
+    if factory == "hm" and task.axioms:
+        raise click.UsageError(f"--factory hm: {file} has axioms (derived predicates, or universal conditions "
+                               "compiled into them), which h^m landmarks do not support, as Fast Downward's "
+                               "lm_hm; use --factory rhw or zg")
     graph = compute_landmarks(task, factory=factory, m=m, reasonable=reasonable)
+    for note in graph.notes():
+        click.echo(f"note: {note}", err=True)
     if not graph.relaxed_solvable:
         click.echo("warning: the goal is unreachable even ignoring deletes; only goal landmarks listed",
                    err=True)

@@ -241,11 +241,21 @@ class LandmarkGraph:
                 for o in self.orderings + self.reasonable
             ],
             "stats": stats if stats is not None else self.stats(),
+            "notes": self.notes(),
         }
 
     def stats(self) -> dict:
-        return {"facts": len(self.task.facts), "operators": len(self.task.operators),
-                "seconds": round(self.seconds, 6)}
+        task = self.task
+        return {"facts": len(task.facts), "operators": len(task.operators), "seconds": round(self.seconds, 6),
+                "axioms": len(task.axioms), "conditional_effects": sum(len(op.conditional) for op in task.operators),
+                "action_costs": task.action_costs}
+
+    def notes(self) -> list[str]:
+        """What the factory did not read of the task, as Fast Downward's factory does not."""
+        if self.factory == "hm" and self.task.has_conditional_effects:
+            return ["effect conditions ignored (each conditional effect read as unconditional), as Fast "
+                    "Downward's lm_hm does; --factory rhw or zg reads them"]
+        return []
 
     def to_text(self) -> str:
         """The report ``asg landmarks`` prints: landmarks with their flags, orderings by kind, subgoals."""

@@ -284,3 +284,21 @@ def test_a_learners_subgoals_on_an_adl_model_are_atoms_a_labeler_reports():
     complicated = ADL_PROBLEM.replace("(:goal (and (done r2) (not (fuse))))", "(:goal (or (done r1) (done r2)))")
     with pytest.raises(DomainError, match="not a conjunction of literals"):
         landmark_subgoals(task_of(ADL, complicated))
+
+
+def test_cli_says_what_hm_does_not_read():
+    runner = CliRunner()
+    lights = "tests/data/adl/lights.pddl"
+    refused = runner.invoke(main, ["landmarks", lights])
+    assert refused.exit_code == 2 and f"--factory hm: {lights} has axioms" in refused.output
+    assert runner.invoke(main, ["landmarks", lights, "--factory", "rhw"]).exit_code == 0
+    text = COSTS.replace("(:action fly", "(:action hop :parameters (?a ?b - place) :precondition (at ?a)"
+                         " :effect (when (at ?b) (not (at ?a))))\n  (:action fly")
+    import json
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".pddl", delete=False) as handle:
+        handle.write(text + COSTS_PROBLEM.format(metric=""))
+    result = runner.invoke(main, ["landmarks", handle.name, "--format", "json"])
+    data = json.loads(result.stdout)
+    assert data["notes"] and "effect conditions ignored" in data["notes"][0]
+    assert data["stats"]["conditional_effects"] > 0 and data["stats"]["action_costs"] is False
