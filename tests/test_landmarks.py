@@ -140,7 +140,7 @@ def test_unreachable_goal_gives_goal_only_graph():
 def test_json_contract_and_dot(tmp_path):
     graph = compute_landmarks(load_task(pddl_models.path("household_v1")), m=2)
     data = json.loads(json.dumps(graph.to_json()))
-    assert set(data) == {"domain", "problem", "factory", "method", "m", "landmarks", "orderings", "stats"}
+    assert set(data) == {"domain", "problem", "factory", "method", "m", "landmarks", "orderings", "stats", "notes"}
     assert (data["domain"], data["problem"], data["factory"], data["m"]) == ("grid_world", "prob", "hm", 2)
     assert data["method"] == data["factory"]  # the key's name before issue 35, kept for readers
     for lm in data["landmarks"]:
