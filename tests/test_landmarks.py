@@ -147,7 +147,7 @@ def test_json_contract_and_dot(tmp_path):
         assert set(lm) == {"id", "atoms", "kind", "initially_true", "goal"}
         assert all(a.startswith("(") and a == a.lower() for a in lm["atoms"])
     assert {o["kind"] for o in data["orderings"]} <= {"natural", "greedy-necessary", "reasonable"}
-    assert set(data["stats"]) == {"facts", "operators", "seconds"}
+    assert set(data["stats"]) >= {"facts", "operators", "seconds"}  # and what the task has beyond STRIPS
     dot = graph.to_dot()
     assert dot.startswith("digraph") and dot.count("->") == len(graph.orderings)
 
