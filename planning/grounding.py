@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from asg.planning.errors import ModelError
 from asg.planning.normalize import AxiomRule, Conjunction, Literal, Normalised, Param, normalise_model
-from asg.planning.parse import Model
+from asg.planning.parse import Model, read_init
 from asg.planning.task import Atom, Axiom, Effect, Operator, Task
 
 if TYPE_CHECKING:
@@ -235,8 +235,6 @@ def _uses_cost_metric(model: Model) -> bool:
 
 
 def _function_values(model: Model) -> dict[tuple[str, tuple[str, ...]], float]:
-    from asg.planning.parse import read_init
-
     assert model.problem_shape is not None
     return read_init(model.problem_shape, {}, model.problem_path or "")[2]
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from asg.planning.errors import PlannerError
+from asg.planning.peer import fd_driver
 from asg.planning.task import Atom, Operator, Task
 
 _CWD_LOCK = threading.Lock()
@@ -257,8 +258,6 @@ _TIMEOUT = {23}
 
 def _plan_with_driver(task: Task, optimal: bool, timeout: float | None) -> PlanResult:
     """Fast Downward's own driver on :func:`to_pddl`'s rendering of the task."""
-    from asg.planning.peer import fd_driver
-
     name = "fast-downward driver, astar(blind())" if optimal else "fast-downward driver, lama-first"
     search = ["--search", "astar(blind())"] if optimal else ["--alias", "lama-first"]
     domain, problem, operators = to_pddl(task)
