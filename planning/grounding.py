@@ -109,7 +109,7 @@ def ground(model: Model) -> Task:
     values = _function_values(model) if use_costs else {}
     operators = []
     for index, key, neg_pre, pre_ids, add, delete, blocked in actions:
-        if blocked:  # a negative static precondition that holds, or an inequality that fails: never applicable
+        if blocked:  # a negative precondition on a static fact that holds: never applicable
             continue
         pre = set(pre_ids)
         pre.update([~i for i in neg_pre if i in negatable_ids])
@@ -388,10 +388,10 @@ class _CompiledSchema:
         for v in bound_vars + self.free:
             layout[v] = len(layout)
         self.key = _getter(tuple(layout[v] for v in names))
-        # Equalities join; inequalities (negative literals) are ignored while exploring, as the
-        # translator's exploration rules ignore every negative literal, and block the ground rule.
-        self.equal = [(layout[a], layout[b]) for a, b, eq in schema.equal if eq]
-        self.unequal = [(layout[a], layout[b]) for a, b, eq in schema.equal if not eq]
+        # (In)equalities are checked while exploring. Fast Downward's translator ignores inequalities
+        # there (every negative literal) and so reaches atoms and builds operators no binding allows;
+        # asg's exploration is the tighter one (docs/planning.md says where that shows).
+        self.equal = [(layout[a], layout[b], eq) for a, b, eq in schema.equal]
 
         def recipe(literals: list[Literal]) -> list:
             # (ids of the predicate's facts, binding -> the literal's arguments)
@@ -559,7 +559,7 @@ class _Reachability:
         for binding in bindings:
             for values in (product(*c.free_domains) if c.free else ((),)):
                 full = binding + values if values else binding
-                if c.equal and not all(full[i] == full[j] for i, j in c.equal):
+                if c.equal and not all((full[i] == full[j]) == eq for i, j, eq in c.equal):
                     continue
                 key = c.key(full)
                 if key in seen:
@@ -573,8 +573,7 @@ class _Reachability:
                     [ids[get(full)] for ids, get in c.fluent_pre],
                     add,
                     [ids[get(full)] for ids, get in c.delete],
-                    any(ids[get(full)] in static for ids, get in c.static_neg)
-                    or any(full[i] == full[j] for i, j in c.unequal),
+                    any(ids[get(full)] in static for ids, get in c.static_neg),
                 ))
                 for a in add:
                     if a not in reached:

@@ -2,7 +2,7 @@
 
 The reference below is the definition written out the slow way: a relaxed fixpoint that
 tries every schema against every reached fact by backtracking over its preconditions in
-source order, with dict bindings (inequalities ignored while exploring, as in FD), then static
+source order, with dict bindings (equalities and inequalities checked while exploring), then static
 folding and complement facts as
 ``asg.planning.grounding`` documents them. Equality is ``Task`` equality (facts and
 operators in order), plus operator names in order, on the bundled models, pitfall probes,
@@ -53,8 +53,8 @@ def _bindings(schema, facts: dict[str, list[Atom]]):
         for values in product(*(sorted(allowed) for _, allowed in free)):
             full = {**partial, **dict(zip((v for v, _ in free), values))}
             if all(full[v] in allowed for v, allowed in schema.params) and all(
-                    _value(a, full) == _value(b, full) for a, b, eq in schema.equal if eq):
-                yield full  # inequalities are ignored while exploring, as FD's translator does
+                    (_value(a, full) == _value(b, full)) == eq for a, b, eq in schema.equal):
+                yield full
 
 
 def reference_ground(model) -> Task:
@@ -82,18 +82,17 @@ def reference_ground(model) -> Task:
                 name = "(" + " ".join([schema.name] + [b[v] for v, _ in schema.params]) + ")"
                 if name not in found:
                     found[name] = (atoms(schema.pos, b), atoms(schema.neg, b), atoms(schema.add, b),
-                                   atoms(schema.delete, b),
-                                   any(_value(x, b) == _value(y, b) for x, y, eq in schema.equal if not eq))
+                                   atoms(schema.delete, b))
                     grew |= not set(found[name][2]) <= reached
                     reached |= set(found[name][2])
 
     goal_pos, goal_neg = g._goal_atoms(normal.goal, model)
-    negatable = {a for _, neg, _, _, _ in found.values() for a in neg if a.predicate not in static_predicates}
+    negatable = {a for _, neg, _, _ in found.values() for a in neg if a.predicate not in static_predicates}
     negatable |= {a for a in goal_neg if a.predicate not in static_predicates}
     negatable &= reached
     operators = []
-    for name, (pos, neg, add, delete, unequal) in sorted(found.items()):
-        if any(a in static for a in neg) or unequal:
+    for name, (pos, neg, add, delete) in sorted(found.items()):
+        if any(a in static for a in neg):
             continue
         pre = {a for a in pos if a.predicate not in static_predicates} | {a.negate() for a in neg if a in negatable}
         adds = set(add) - pre
