@@ -154,6 +154,9 @@ LOCAL_IMPORTS_ALLOWED = (
     "learning/fetch_baselines.py: asg.learning.goal_policy.trainer",
     "learning/fetch_baselines.py: asg.learning.goal_policy.trainer",
     # The CLI imports fetch_programs for its names at start-up; its stages load torch and MuJoCo.
+    "learning/fetch_programs.py: asg.learning.goal_policy.carry",
+    "learning/fetch_programs.py: asg.learning.goal_policy.carry",
+    "learning/fetch_programs.py: asg.learning.goal_policy.config",
     "learning/fetch_programs.py: asg.learning.goal_policy.config",
     "learning/fetch_programs.py: asg.learning.goal_policy.evaluate",
     "learning/fetch_programs.py: asg.learning.goal_policy.evaluate",
@@ -167,6 +170,8 @@ LOCAL_IMPORTS_ALLOWED = (
     "learning/fetch_programs.py: asg.learning.world_models.behaviour_model",
     "learning/fetch_programs.py: asg.learning.world_models.behaviour_model",
     "learning/fetch_programs.py: asg.planning.programs",
+    # A cycle: the trainer writes carry files at every checkpoint; carry reads the trainer's checkpoint.
+    "learning/goal_policy/carry.py: asg.learning.goal_policy.trainer",
     # torch: only deep skills need it (Mario's tabular run imports no torch).
     "learning/asgrl/hierarchical.py: asg.learning.asgrl",
     # matplotlib: drawn once at the end of a run, not at import.

@@ -86,5 +86,5 @@ def carried_config(config: GoalPolicyConfig | None, saved: dict[str, Any], where
 def check_new_folder(out: Path, checkpoint_name: str) -> None:
     """A carried run starts a new folder: refuse one that already holds a run."""
     if (out / checkpoint_name).exists():
-        raise CheckpointError(f"{out}: already holds a run ({checkpoint_name}); continue it with --resume, "
-                              "or carry into another folder")
+        raise CheckpointError(f"{out}: already holds a run ({checkpoint_name}); continue that run "
+                              "(resume), or carry into another folder")
