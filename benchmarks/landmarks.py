@@ -15,6 +15,13 @@ For each task of the corpus and each factory, in one run:
     python benchmarks/landmarks.py --factory all --corpus ipc
     python benchmarks/landmarks.py --factory rhw,zg --corpus ipc_suite --timeout 60
     python benchmarks/landmarks.py --factory zg blocks gripper     # only tasks matching
+    python benchmarks/landmarks.py --factory all --corpus ipc_suite --shard 1/2 --out /tmp/part1  # and 2/2
+    python benchmarks/landmarks.py --merge /tmp/part1.json /tmp/part2.json --out benchmarks/results/x
+
+``--shard I/N`` runs every N-th task from the I-th (two shards use both cores; asg and FD are timed
+under the same load); ``--merge`` joins shard files in the corpus's order, keeping each part's command
+and commit. ``--memory-gb`` caps the address space of the run and its FD and asg processes: a task
+that exhausts it counts as not read (or FD's as not run), where it would otherwise take the machine.
 
 Writes ``benchmarks/results/landmarks_<corpus>_<factory>.json`` (command, commit, per-task rows,
 summary) and ``.md`` (the summary); ``--out`` changes the stem. FD runs one at a time.
@@ -24,6 +31,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -88,7 +96,7 @@ def run_task(name: str, domain: Path, problem: Path, factories: list[str], m: in
     try:
         task = load_task(domain, problem)
         row["asg_read"] = True
-    except (AsgError, RecursionError) as err:
+    except (AsgError, RecursionError, MemoryError) as err:
         task, row["asg_read"], row["asg_error"] = None, False, f"{type(err).__name__}: {err}"[:300]
     for factory in factories:
         cell: dict = {}
@@ -104,7 +112,7 @@ def run_task(name: str, domain: Path, problem: Path, factories: list[str], m: in
         start = time.perf_counter()
         try:
             graph = compute_landmarks(task, factory=factory, m=m if factory == "hm" else 1)
-        except AsgError as err:
+        except (AsgError, MemoryError) as err:
             cell["asg_error"] = str(err)[:300]
             continue
         cell["asg_api_s"] = time.perf_counter() - start
@@ -156,10 +164,12 @@ def summarise(rows: list[dict], factories: list[str]) -> dict:
     return out
 
 
-def markdown(summary: dict, command: str, commit: str, corpus: str, encoding: str) -> str:
+def markdown(summary: dict, command: str, commit: str, corpus: str, encoding: str, parts: list[dict]) -> str:
     other = "default" if encoding == "binary" else "binary"
     lines = [f"# asg landmark factories vs Fast Downward 26.6 on `{corpus}`", "",
-             f"`{command}` at commit `{commit}`.", "",
+             f"`{command}` at commit `{commit}`.", ""]
+    lines += [f"* part: `{part['command']}` at commit `{part['commit']}`" for part in parts] + ([""] if parts else [])
+    lines += [
              f"{summary['tasks']} of {summary['planned']} tasks done; read by asg: {summary['asg_read']}.", "",
              f"FD encoding {encoding}; \"both, FD's variable order\": rhw given the translator's own variable "
              "numbering (asg computes the same numbering itself; see docs/planning.md).", "",
@@ -198,22 +208,35 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--per-domain", type=int, default=None, help="only N problems of each domain")
     parser.add_argument("--skip-per-domain", type=int, default=0, help="leave out the first K problems of each domain")
+    parser.add_argument("--shard", type=shard, default=(1, 1), metavar="I/N", help="every N-th task from the I-th")
+    parser.add_argument("--memory-gb", type=float, default=None, help="address-space cap of the run and its processes")
+    parser.add_argument("--merge", type=Path, nargs="+", metavar="JSON", help="join these shard files; run nothing")
     parser.add_argument("--encoding", choices=("binary", "default"), default="binary",
                         help="FD's encoding to agree with (binary: asg's STRIPS semantics, see asg.planning.peer)")
     parser.add_argument("--no-other-encoding", action="store_true", help="skip the report on the other encoding")
     parser.add_argument("--out", type=Path, help="stem of the JSON and markdown files")
     parser.add_argument("only", nargs="*", help="substrings of task paths to keep")
     args = parser.parse_args()
+    command = "python " + " ".join(sys.argv)
+    if args.merge:
+        if args.out is None:
+            parser.error("--merge needs --out")
+        print(merge(args.merge, args.out, command))
+        return
     if not (SHARED / args.corpus).is_dir():
         sys.exit(f"the {args.corpus} corpus is not at {SHARED / args.corpus}")
     factories = list(FACTORIES) if args.factory == "all" else args.factory.split(",")
     if not set(factories) <= set(FACTORIES):
         parser.error(f"--factory: choose from {', '.join(FACTORIES)} or all, not {args.factory!r}")
+    if args.memory_gb is not None:
+        cap = int(args.memory_gb * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     compile_asg()
-    command = "python " + " ".join(sys.argv)
     suffix = "" if args.encoding == "binary" else "_default"
     stem = args.out or RESULTS / f"landmarks_{args.corpus}_{args.factory.replace(',', '_')}{suffix}"
-    chosen = tasks(args.corpus, args.only, args.limit, args.per_domain, args.skip_per_domain)
+    index, count = args.shard
+    chosen = tasks(args.corpus, args.only, args.limit, args.per_domain, args.skip_per_domain)[index - 1::count]
+    meta = {"corpus": args.corpus, "encoding": args.encoding, "factories": factories}
     rows: list[dict] = []
     text = "no task matched"
     for name, domain, problem in chosen:
@@ -229,21 +252,55 @@ def main() -> None:
             cells.append(f"{f} {state}" + (f" {c['process_ratio']:.2f}" if "process_ratio" in c else ""))
         print(f"{name:40s} {'read' if row['asg_read'] else 'unread':6s} " + "  ".join(cells), flush=True)
         # written after every task, so a run stopped early keeps what it measured
-        text = write(stem, rows, factories, command, args.corpus, args.encoding, len(chosen))
+        text = write(stem, rows, meta, command, _commit(), len(chosen), [])
     print(text)
 
 
-def write(stem: Path, rows: list[dict], factories: list[str], command: str, corpus: str, encoding: str,
-          planned: int) -> str:
-    """The JSON and markdown files for the rows so far; returns the markdown."""
-    summary = summarise(rows, factories)
+def shard(text: str) -> tuple[int, int]:
+    """``I/N`` with 1 <= I <= N."""
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected I/N, not {text!r}") from None
+    if not 1 <= index <= count:
+        raise argparse.ArgumentTypeError(f"expected 1 <= I <= N, not {text!r}")
+    return index, count
+
+
+def merge(files: list[Path], stem: Path, command: str) -> str:
+    """Join shard files (same corpus, encoding and factories) in the corpus's task order."""
+    parts = [json.loads(path.read_text()) for path in files]
+    meta = parts[0]["meta"]
+    if any(part["meta"] != meta for part in parts):
+        sys.exit("--merge: the files differ in corpus, encoding or factories")
+    names = [row["task"] for part in parts for row in part["rows"]]
+    if len(names) != len(set(names)):
+        sys.exit("--merge: a task appears in more than one file")
+    order = {name: i for i, (name, _, _) in enumerate(tasks(meta["corpus"], [], None))}
+    rows = sorted((row for part in parts for row in part["rows"]), key=lambda row: order.get(row["task"], -1))
+    planned = sum(part["summary"]["planned"] for part in parts)
+    sources = [{"command": part["command"], "commit": part["commit"]} for part in parts]
+    return write(stem, rows, meta, command, _commit(), planned, sources)
+
+
+def _commit() -> str:
+    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                          cwd=Path(__file__).parent).stdout.strip()
+
+
+def write(stem: Path, rows: list[dict], meta: dict, command: str, commit: str, planned: int,
+          parts: list[dict]) -> str:
+    """The JSON and markdown files for the rows so far (atomically); returns the markdown."""
+    summary = summarise(rows, meta["factories"])
     summary["planned"] = planned
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=Path(__file__).parent).stdout.strip()
-    stem.with_suffix(".json").write_text(json.dumps(
-        {"command": command, "commit": commit, "summary": summary, "rows": rows}, indent=1) + "\n")
-    text = markdown(summary, command, commit, corpus, encoding)
-    stem.with_suffix(".md").write_text(text)
+    data = {"command": command, "commit": commit, "meta": meta, "summary": summary, "rows": rows}
+    if parts:
+        data["parts"] = parts
+    text = markdown(summary, command, commit, meta["corpus"], meta["encoding"], parts)
+    for suffix, content in ((".json", json.dumps(data, indent=1) + "\n"), (".md", text)):
+        temporary = stem.with_suffix(suffix + ".tmp")
+        temporary.write_text(content)
+        temporary.replace(stem.with_suffix(suffix))
     return text
 
 
