@@ -1,101 +1,47 @@
 """Grids of runs (methods x seeds on one domain): the paper's Figure 3 as a table and a plot.
 
-``run_grid`` trains every (method, seed) into ``out/<method>/seed<N>/`` run directories (with
-``reuse``, a folder that already holds a finished run of the same resolved config is read back,
-and an interrupted one is resumed from its checkpoint, so a grid continues where it stopped);
-``summarize`` reduces them to one row per method (mean greedy success over seeds with its
-standard error, seeds solved, median env steps to success); ``format_table`` and ``plot_grid``
-render them. Runs are sequential: the box has two cores.
+``run_grid`` trains every (method, seed) into ``out/<method>/seed<N>/`` run directories through
+the one grid runner, ``grid.run_cells`` (in this process by default, on Ray with ``jobs`` or
+``ray_address``; with ``reuse``, a folder that already holds a finished run of the same resolved
+config is read back, and an interrupted one is resumed from its checkpoint, so a grid continues
+where it stopped); ``summarize`` reduces them to one row per method (mean greedy success over
+seeds with its standard error, seeds solved, median env steps to success); ``format_table`` and
+``plot_grid`` render them.
 """
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from asg.learning.asgrl.config import TrainConfig, config_to_dict, make_config, merge_overrides
 from asg.learning.asgrl.evaluation import curve_on_grid, mean_band, step_grid
-from asg.learning.asgrl.trainer import TrainResult, TrainRun, train
-from asg.learning.errors import ConfigError
+from asg.learning.asgrl.grid import Cell, CellFailure, GridRun, run_cells
+from asg.learning.asgrl.grid import finished_run as finished_run  # re-exported: the benchmarks read runs back
+from asg.learning.asgrl.grid import grid_config as grid_config
 from asg.learning.plots import Band, plot_bands
 from asg.learning.registry import METHODS, DomainBinding
-from asg.learning.run_dir import CHECKPOINT, CONFIG, RESULT, RunDir, StageProgress, atomic_write, atomic_write_json
-
-
-@dataclass(frozen=True)
-class GridRun:
-    """One finished run of a grid with its evaluation curve."""
-
-    method: str
-    seed: int
-    result: TrainResult
-    rows: tuple[dict[str, Any], ...]
-
-
-def grid_config(domain: str, method: str, seed: int, steps: int | None = None,
-                overrides: dict[str, Any] | None = None, model: str | None = None,
-                preset: str = "asg") -> TrainConfig:
-    """The resolved config of one grid cell."""
-    cfg = make_config(domain, method, preset, seed=seed, model=model)
-    if overrides:
-        cfg = merge_overrides(cfg, overrides)
-    if steps is not None:
-        cfg = merge_overrides(cfg, {"total_steps": steps})
-    return cfg
-
-
-def finished_run(path: str | Path, cfg: TrainConfig) -> TrainResult | None:
-    """The result of a finished run of ``cfg`` in ``path``; None when there is none yet (or it was
-    interrupted). ``ConfigError`` when the folder holds a run of another config."""
-    folder = Path(path)
-    if not (folder / CONFIG).is_file():
-        return None
-    saved = RunDir.open(folder).config()
-    if config_to_dict(saved) != config_to_dict(cfg):
-        raise ConfigError(f"{folder}: holds a run of another config; choose another folder or remove it")
-    if not (folder / RESULT).is_file():
-        return None
-    result = TrainResult.from_json(RunDir.open(folder).read_result())
-    return None if result.status == "interrupted" else result
+from asg.learning.run_dir import StageProgress, atomic_write, atomic_write_json
 
 
 def run_grid(domain: str, methods: Sequence[str], seeds: Sequence[int], out: str | Path | None, *,
              steps: int | None = None, overrides: dict[str, Any] | None = None, model: str | None = None,
              binding: DomainBinding | None = None, preset: str = "asg", reuse: bool = False,
              progress: StageProgress | None = None,
-             on_done: Callable[[GridRun, bool], None] | None = None) -> list[GridRun]:
-    """Train every method x seed; ``progress`` hears each trained cell's episodes (its stage is the
-    cell's ``trainer.stage_label``) and ``on_done(run, reused)`` of each finished cell. With ``reuse``
+             on_done: Callable[[GridRun, bool], None] | None = None,
+             on_failed: Callable[[CellFailure], None] | None = None, plugin: dict[str, str] | None = None,
+             jobs: int | None = None, ray_address: str | None = None) -> list[GridRun]:
+    """Train every method x seed of one domain through ``grid.run_cells`` (in this process, or on
+    Ray with ``jobs`` / ``ray_address``); ``progress`` hears each trained cell's episodes (its stage
+    is the cell's ``trainer.stage_label``; on Ray, the cells done), ``on_done(run, reused)`` each
+    finished cell, ``on_failed`` each failed one (without it the failure raises). With ``reuse``
     (needs ``out``), finished runs of the same config are read back and interrupted ones resumed."""
-    runs: list[GridRun] = []
-    for method in methods:
-        for seed in seeds:
-            cfg = grid_config(domain, method, seed, steps, overrides, model, preset)
-            path = Path(out) / method / f"seed{seed}" if out is not None else None
-            done = finished_run(path, cfg) if reuse and path is not None else None
-            if done is not None:
-                assert path is not None
-                run = GridRun(method, seed, done, tuple(RunDir.open(path).read_metrics()))
-            else:
-                resume = bool(reuse and path is not None and (path / CHECKPOINT).is_file())
-                subgoals = None
-                if path is None or resume:
-                    run_dir = None if path is None else RunDir.open(path)
-                else:  # a new folder keeps config.json, subgoals.json and landmarks.json
-                    created = TrainRun.create(path, cfg, binding)
-                    run_dir, subgoals, binding = created.run_dir, created.subgoals, created.binding
-                result = train(cfg, binding, run_dir=run_dir, resume=resume, progress=progress, subgoals=subgoals)
-                run = GridRun(method, seed, result, tuple(run_dir.read_metrics()) if run_dir is not None else ())
-            runs.append(run)
-            if on_done is not None:
-                on_done(run, done is not None)
-            if run.result.status == "interrupted":  # Ctrl-C / SIGTERM: stop the grid, resumable
-                return runs
-    return runs
+    cells = [Cell(domain, method, seed, preset, steps, overrides, model, plugin)
+             for method in methods for seed in seeds]
+    return run_cells(cells, out, reuse=reuse, binding=binding, progress=progress, on_done=on_done,
+                     on_failed=on_failed, jobs=jobs, ray_address=ray_address)
 
 
 def _sem(values: Sequence[float]) -> float:

@@ -1,0 +1,113 @@
+"""The grid runner (``learning.asgrl.grid``): the same cells give the same metrics in this process
+and on a local Ray; a cell's own error is reported and the rest finish; Ctrl-C stops a grid on
+Ray resumably."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from asg.learning.asgrl.experiments import run_grid
+from asg.learning.asgrl.grid import Cell, run_cells
+
+needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                               reason="ray is not installed (pip install 'asg[distributed]')")
+TINY = {"eval_interval": 1000, "eval_episodes": 2, "final_eval_episodes": 2}
+VARIES = ("wall_seconds", "run_dir")  # what two runs of one cell may differ in: the clock, the folder
+
+
+def cell_record(folder: Path) -> dict:
+    """A run folder's metrics and result, less what varies between two runs of the same cell."""
+    rows = (folder / "metrics.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    keep = [i for i, name in enumerate(header) if name not in VARIES]
+    metrics = [[line.split(",")[i] for i in keep] for line in rows]
+    result = {k: v for k, v in json.loads((folder / "result.json").read_text()).items() if k not in VARIES}
+    files = sorted(p.name for p in folder.iterdir())
+    return {"metrics": metrics, "result": result, "files": files}
+
+
+def grid_records(out: Path) -> dict[str, dict]:
+    return {str(p.parent.relative_to(out)): cell_record(p.parent) for p in sorted(out.rglob("result.json"))}
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'asg[distributed]')")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()
+
+
+@needs_ray
+def test_a_grid_on_ray_equals_the_serial_grid_bit_for_bit(tmp_path, local_ray):
+    args = ("mario", ["asgrl", "goal-q"], [0, 1])
+    serial = run_grid(*args, tmp_path / "serial", steps=3000, overrides=TINY)
+    on_ray = run_grid(*args, tmp_path / "ray", steps=3000, overrides=TINY, jobs=2)
+    assert [(r.method, r.seed) for r in on_ray] == [(r.method, r.seed) for r in serial]
+    for a, b in zip(serial, on_ray):
+        assert [{k: v for k, v in row.items() if k not in VARIES} for row in a.rows] == \
+               [{k: v for k, v in row.items() if k not in VARIES} for row in b.rows]
+        assert b.result.run_dir == str(tmp_path / "ray" / a.method / f"seed{a.seed}")
+    records = grid_records(tmp_path / "serial")
+    assert len(records) == 4 and records == grid_records(tmp_path / "ray")
+    assert not (tmp_path / "ray" / ".asg-grid").exists()
+    # read back, not trained again
+    heard = []
+    again = run_grid(*args, tmp_path / "ray", steps=3000, overrides=TINY, jobs=2, reuse=True,
+                     on_done=lambda run, reused: heard.append(reused))
+    assert heard == [True] * 4 and [r.result.to_json() for r in again] == [r.result.to_json() for r in on_ray]
+
+
+@needs_ray
+def test_a_cell_that_fails_is_reported_and_the_others_finish(tmp_path, local_ray):
+    good = Cell("mario", "goal-q", 0, steps=2000, overrides=TINY)
+    bad_config = Cell("mario", "goal-q", 1, steps=2000, overrides={"eval_interval": -5})
+    bad_model = Cell("mario", "goal-q", 2, steps=2000, overrides=TINY, model=str(tmp_path / "missing.pddl"))
+    for jobs in (None, 2):
+        failures = []
+        runs = run_cells([bad_config, good, bad_model], tmp_path / f"jobs{jobs}", jobs=jobs,
+                         on_failed=failures.append)
+        assert [(r.method, r.seed, r.result.status) for r in runs] == [("goal-q", 0, "finished")]
+        assert [f.seed for f in sorted(failures, key=lambda f: f.seed)] == [1, 2]
+        assert all("\n" not in f.line() and f.error for f in failures)
+
+
+@needs_ray
+def test_ctrl_c_on_the_driver_checkpoints_running_cells_and_reuse_continues(tmp_path, local_ray):
+    cells = [Cell("mario", "goal-q", seed, steps=40_000, overrides={**TINY, "checkpoint_interval": 10**9})
+             for seed in range(3)]
+    done = []
+
+    def progress(stage, count, total, note):  # called each second: Ctrl-C once both cells train
+        if not done and all((tmp_path / "goal-q" / f"seed{seed}" / "metrics.csv").is_file() for seed in (0, 1)):
+            done.append(True)
+            os.kill(os.getpid(), signal.SIGINT)
+    runs = run_cells(cells, tmp_path, jobs=2, progress=progress)
+    assert done and len(runs) == 2 and {r.result.status for r in runs} == {"interrupted"}
+    assert not (tmp_path / "goal-q" / "seed2").exists()  # the queued cell never started
+    for run in runs:
+        assert (Path(run.result.run_dir) / "checkpoint.npz").is_file()
+        assert 0 < run.result.env_steps < 40_000
+    again = run_cells(cells[:1], tmp_path, jobs=2, reuse=True)  # resumed from its checkpoint
+    serial = run_cells(cells[:1], tmp_path / "serial")
+    assert again[0].result.status == serial[0].result.status != "interrupted"
+    assert cell_record(tmp_path / "goal-q" / "seed0") == cell_record(tmp_path / "serial" / "goal-q" / "seed0")
+
+
+def test_a_cell_away_from_the_drivers_files_returns_them_and_they_land_as_a_local_run(tmp_path):
+    """A node that does not see ``out`` (no token there) trains in a temporary folder and returns its
+    files; written under ``out`` they are the files of the same cell run in place."""
+    from asg.learning.asgrl.grid import _cell_task, _land
+
+    cell = Cell("mario", "goal-q", 0, steps=2000, overrides=TINY)
+    outcome = _cell_task(cell, cell.config(), str(tmp_path / "remote"), "token", None, 1)
+    assert outcome.files is not None and "checkpoint.npz" in outcome.files and not (tmp_path / "remote").exists()
+    landed = _land(outcome, tmp_path / "remote" / cell.folder)
+    assert landed.result.run_dir == str(tmp_path / "remote" / cell.folder)
+    run_cells([cell], tmp_path / "here")
+    assert cell_record(tmp_path / "remote" / cell.folder) == cell_record(tmp_path / "here" / cell.folder)
