@@ -25,11 +25,12 @@ interrupted grid keeps what it measured). Runs are sequential (two cores).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from provenance import command_line, stamp, write_json
 
 from asg.envs.domains import DOMAINS
 from asg.learning.asgrl.config import make_config
@@ -72,9 +73,10 @@ def write(part: str, rows: list[dict[str, Any]], args: argparse.Namespace, seeds
     """``<part>.json`` (every run) and ``<part>.md`` (one line per domain x variant)."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     n = args.seeds if seeds_done is None else seeds_done
-    payload = {"part": part, "paper": PAPER[part], "seeds": n, "first_seed": args.first_seed,
-               "steps": args.steps or 500_000, "rows": rows}
-    (RESULTS / f"{part}.json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    payload = stamp({"part": part, "paper": PAPER[part], "first_seed": args.first_seed,
+                     "steps": args.steps or 500_000, "rows": rows}, args.command,
+                    {"env_steps_per_run": args.steps or 500_000}, range(args.first_seed, args.first_seed + n))
+    write_json(RESULTS / f"{part}.json", payload, sort_keys=True)
     title = {"f2": "Appendix F.2: complete, correct models", "f3": "Appendix F.3: meta-state representations",
              "stop": "Sec. 4.2: the curriculum's stop"}
     setup = (f"Greedy success of the final policy (10 frozen episodes), seeds {args.first_seed}.."
@@ -176,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=None, help="env-step budget (default 500000)")
     parser.add_argument("--out", type=Path, default=None, help="keep run directories here")
     args = parser.parse_args(argv)
+    args.command = command_line(__file__, argv)  # written into each part's JSON
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     {"f2": part_f2, "f3": part_f3, "stop": part_stop}[args.part](args, seeds)
     return 0

@@ -13,7 +13,6 @@ time budget, so the sizes here are fractions of that.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from dataclasses import replace
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from provenance import command_line, stamp, write_json
 
 from asg.envs.fetch import FetchTask
 from asg.learning.world_models.behaviour_model import (
@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{n:>8} {fam.get('Move_To_Zone', float('nan')):>13.3f} {fam.get('Stack', float('nan')):>7.3f} "
               f"{row['block_error_mean']:>14.4f} {row['fit_seconds']:>7.1f}", flush=True)
     if args.json:
-        args.json.write_text(json.dumps({"run_dir": str(args.run_dir), "held_out": len(test), "rows": rows}, indent=2))
+        write_json(args.json, stamp({"run_dir": str(args.run_dir), "held_out": len(test), "rows": rows},
+                                    command_line(__file__, argv), {"epochs_per_fit": config.epochs}, [args.seed]))
     return 0
 
 

@@ -12,9 +12,10 @@ Defaults: the shipped policy and model. Writes benchmarks/results/behaviour_mode
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
+
+from provenance import command_line, stamp, write_json
 
 from asg.learning.goal_policy.evaluate import load_policy
 from asg.learning.world_models.behaviour_model import (
@@ -53,11 +54,8 @@ def main() -> None:
         for fam, row in report[kind].items():
             print(f"{kind:<8} {fam:<13} " + " ".join(f"{_cell(row[k]):>22}" for k in KEYS))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
-        "command": (f"python benchmarks/behaviour_model_vs_exact.py --episodes {args.episodes} --seed {args.seed} "
-                    f"--preset {args.preset}"),
-        "policy": str(args.policy), "model": str(args.model), "seconds": round(seconds, 1), **report},
-        indent=2) + "\n")
+    write_json(args.out, stamp({"policy": str(args.policy), "model": str(args.model), "seconds": round(seconds, 1),
+                                **report}, command_line(__file__), {"held_out_episodes": args.episodes}, [args.seed]))
 
 
 if __name__ == "__main__":

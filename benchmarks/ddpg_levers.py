@@ -20,7 +20,6 @@ point is the ordering at equal environment steps, on the same machine in the sam
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -28,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import torch
+from provenance import command_line, stamp, write_json
 
 from asg.learning.goal_policy import config as C
 from asg.learning.goal_policy.evaluate import evaluate_atomic
@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
                       "programs": {p: r["success_rate"] for p, r in out["programs"].items()}}
         print(f"{name:<16} {out['mean_success']:>8.2f} {result['env_steps']:>10} {wall:>8.0f}", flush=True)
     if args.json:
-        args.json.write_text(json.dumps({"epochs": args.epochs, "programs": PROGRAMS, "rows": rows}, indent=2) + "\n")
+        write_json(args.json, stamp({"epochs": args.epochs, "programs": PROGRAMS, "rows": rows},
+                                    command_line(__file__, argv), {"epochs": args.epochs}, [args.seed]))
     return 0
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from provenance import command_line, stamp
 
 from asg.learning.asgrl.config import PRESETS, TrainConfig, config_from_dict, config_to_dict
 from asg.learning.asgrl.evaluation import curve_on_grid, mean_band, step_grid
@@ -191,15 +192,18 @@ def plot(title: str, domain_curves: dict[str, dict[str, dict[str, Any]]], path: 
                                for method, c in table.items()] for domain, table in domain_curves.items()}, title)
 
 
-def reduce_runs(found: dict[str, list[GridRun]], results: Path, name: str, meta: dict[str, Any]) -> dict[str, Any]:
-    """Write ``<name>.json``, ``<name>.md`` and ``<name>.png`` into ``results``; return the JSON."""
+def reduce_runs(found: dict[str, list[GridRun]], results: Path, name: str, meta: dict[str, Any],
+                command: str) -> dict[str, Any]:
+    """Write ``<name>.json`` (with ``command``, the commit, the budget and the seeds:
+    ``provenance``), ``<name>.md`` and ``<name>.png`` into ``results``; return the JSON."""
     summary = {domain: summarize(runs) for domain, runs in found.items()}
     total = int(meta["steps"])
     domain_curves = {domain: curves(runs, total) for domain, runs in found.items()}
     title = f"Figure 3 ({meta['preset']} preset)" if name == "figure3" else name
-    payload = {"meta": meta, "summary": summary, "curves": domain_curves,
-               "runs": {domain: [{k: v for k, v in r.result.to_json().items() if k != "final_episode"}
-                                 for r in runs] for domain, runs in found.items()}}
+    payload = stamp({"meta": meta, "summary": summary, "curves": domain_curves,
+                     "runs": {domain: [{k: v for k, v in r.result.to_json().items() if k != "final_episode"}
+                                       for r in runs] for domain, runs in found.items()}},
+                    command, {"env_steps_per_run": total}, range(int(meta["seeds"])))
     atomic_write_json(results / f"{name}.json", payload)
     atomic_write(results / f"{name}.md", format_markdown(title, meta, summary).encode())
     plot(title, domain_curves, results / f"{name}.png")
@@ -343,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 break
     found = collect(args.out, args.results, args.name, domains, methods, seeds, preset=args.preset,
                     steps=args.steps, overrides=overrides or None)
-    reduce_runs(found, args.results, args.name, meta)
+    reduce_runs(found, args.results, args.name, meta, command_line(__file__, argv))
     print(f"wrote {args.results / args.name}.{{json,md,png}}", file=sys.stderr)
     return 0
 

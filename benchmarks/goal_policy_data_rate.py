@@ -20,7 +20,6 @@ cycles cost what these phase-1 cycles cost and that the buffer's growth does not
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from provenance import command_line, stamp, write_json
 
 from asg.learning import fetch_programs as fp
 from asg.learning.goal_policy import config as C
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=RESULT)
     args = parser.parse_args(argv)
     counts = [int(a) for a in args.actors.split(",")]
-    command = f"python benchmarks/goal_policy_data_rate.py {' '.join(sys.argv[1:] if argv is None else argv)}"
+    command = command_line(__file__, argv)
     print(f"# {command}", flush=True)
     load_before = os.getloadavg()
     with torch_threads(1):
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['actors']:>6} {r['episodes']:>8} {r['env_steps']:>9} {r['gradient_samples']:>12} "
               f"{r['wall_s']:>7.1f} {r['s_per_cycle']:>7.2f} {r['s_per_1000_episodes']:>8.1f} "
               f"{r['full_schedule']['hours']:>10.1f}")
-    out: dict[str, Any] = {"command": command, "preset": "paper", "seed": args.seed, "workers": args.workers,
+    out: dict[str, Any] = {"preset": "paper", "seed": args.seed, "workers": args.workers,
                            "torch_threads": 1, "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                                                            "python": platform.python_version(),
                                                            "torch": torch.__version__,
@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ratio {out['ratio']['of']}: wall {out['ratio']['wall_s']}x, per cycle {out['ratio']['s_per_cycle']}x, "
               f"per 1,000 episodes {out['ratio']['s_per_1000_episodes']}x")
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(out, indent=2) + "\n")
+    budget = {"epochs": 1, "cycles": next(iter(arms.values()))["cycles"]}  # per actor count
+    write_json(args.json, stamp(out, command, budget, [args.seed]))
     print(f"wrote {args.json}")
     return 0
 

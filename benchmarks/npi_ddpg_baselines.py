@@ -38,6 +38,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import torch
+from provenance import command_line, stamp, write_json
 
 from asg.learning.fetch_baselines import (
     PAPER_TABLE2_BASELINES,
@@ -51,7 +52,7 @@ from asg.learning.goal_policy.config import nonatomic_baseline
 from asg.learning.goal_policy.runlog import read_metrics
 from asg.learning.goal_policy.trainer import CHECKPOINT
 from asg.learning.npi.pipeline import PAPER_TABLE2
-from asg.learning.run_dir import atomic_write, atomic_write_json
+from asg.learning.run_dir import atomic_write_json
 
 
 def configure(kind: str, args: argparse.Namespace):
@@ -159,11 +160,13 @@ def main(argv: list[str] | None = None) -> int:
               "250 epochs x 40 cycles x 28 actors)"]
     print("\n".join(lines))
     if args.json is not None:
-        payload = {"command": "python " + " ".join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])]),
-                   "wall_seconds": wall, "eval_episodes": args.eval_episodes, "seed": args.seed,
-                   "paper_note": "AlphaNPI-X Table 2: Multitask DDPG and Multitask DDPG + HER are 0.0 on every "
-                                 "row; the paper gives no training budget for them", "baselines": records}
-        atomic_write(args.json, (json.dumps(payload, indent=2) + "\n").encode())
+        payload = stamp({"wall_seconds": wall, "eval_episodes": args.eval_episodes, "seed": args.seed,
+                         "paper_note": "AlphaNPI-X Table 2: Multitask DDPG and Multitask DDPG + HER are 0.0 on "
+                                       "every row; the paper gives no training budget for them",
+                         "baselines": records},
+                        command_line(__file__, argv), {name: rec["budget"] for name, rec in records.items()},
+                        [args.seed])
+        write_json(args.json, payload)
     return 0
 
 

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from provenance import command_line, stamp, write_json
 
 from asg.learning.npi.config import NetConfig, NPIConfig, SearchConfig
 from asg.learning.npi.trainer import MetaControllerTrainer
@@ -127,9 +127,8 @@ def main() -> None:
             print(f"training: landmark={mode} seed={seed}", flush=True)
             runs.append(run_one(mode, seed, args))
             out.parent.mkdir(parents=True, exist_ok=True)
-            tmp = out.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"runs": runs}, indent=1) + "\n")
-            os.replace(tmp, out)
+            write_json(out, stamp({"runs": runs}, command_line(__file__),  # the last invocation's command
+                                  {"max_iterations": args.max_iterations}, args.seeds), indent=1)
     chosen = [r for r in runs if r["lr"] == args.lr and r["max_iterations"] == args.max_iterations
               and r["weight"] == args.weight and r["mode"] in args.modes and r["seed"] in args.seeds]
     print("\n".join(summary_lines(chosen, args.max_iterations)))

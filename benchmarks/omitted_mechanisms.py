@@ -8,7 +8,8 @@ the key, Mario without the hidden key, MineCraft without the wood processing. Ea
 still has the mechanism; only the model forgets it. Runs go to ``<out>/<model>/<method>/seed<N>/``
 through ``experiments.run_grid`` with ``reuse``, so the command resumes where it stopped (Ctrl-C
 checkpoints the current run). Results: ``benchmarks/results/omitted/omitted.{json,md}``, per model
-and method the final greedy success, the ε = 0.05 success (Sec. 5) and the seeds solved.
+and method the final greedy success, the ε = 0.05 success (Sec. 5) and the seeds solved; the JSON
+also holds the command, the commit, the budget and the seeds (``provenance``).
 """
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ import json
 import sys
 from pathlib import Path
 
-from asg.learning.asgrl.experiments import run_grid, summarize
+from provenance import command_line, stamp
+
+from asg.learning.asgrl.experiments import grid_config, run_grid, summarize
 from asg.learning.registry import bind_domain
 from asg.learning.run_dir import atomic_write, atomic_write_json
 
@@ -31,7 +34,7 @@ MODELS = {  # model stem -> the world it is a model of
 }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--methods", default="asgrl")
@@ -43,7 +46,7 @@ def main() -> None:
     parser.add_argument("--overrides", type=json.loads, default=None,
                         help="partial config as JSON, applied to every run (named in the table)")
     parser.add_argument("--name", default="omitted", help="file stem of the results")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     methods = args.methods.split(",")
     table: dict[str, list[dict]] = {}
     for seed in range(args.seeds):  # seeds outer: an unfinished sweep has the same seeds everywhere
@@ -67,11 +70,12 @@ def main() -> None:
                         overrides=args.overrides)
         table[stem] = summarize(runs)
     args.results.mkdir(parents=True, exist_ok=True)
-    command = "python benchmarks/omitted_mechanisms.py " + " ".join(
-        a if " " not in a else f"'{a}'" for a in sys.argv[1:])
-    atomic_write_json(args.results / f"{args.name}.json", {"preset": args.preset, "seeds": args.seeds,
-                                                          "overrides": args.overrides, "command": command,
-                                                          "table": table})
+    command = command_line(__file__, argv)
+    first = args.models.split(",")[0]
+    steps = grid_config(MODELS[first], methods[0], 0, args.steps, args.overrides, preset=args.preset).total_steps
+    atomic_write_json(args.results / f"{args.name}.json", stamp(
+        {"preset": args.preset, "overrides": args.overrides, "table": table},
+        command, {"env_steps_per_run": steps}, range(args.seeds)))
     switches = "" if not args.overrides else f", overrides `{json.dumps(args.overrides)}`"
     lines = [f"# ASGRL with models that omit a mechanism (preset `{args.preset}`{switches}, {args.seeds} seeds)", "",
              f"`{command}`", "",

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from provenance import command_line, stamp
 
 from asg.learning.run_dir import atomic_write, atomic_write_json
 
@@ -198,15 +199,19 @@ def _first_at(curve: list[tuple[int, float]], level: float) -> int | None:
 
 
 # ---------------------------------------------------------------------------------------- grid
-def reduce_runs(out: Path, results: Path) -> dict[str, Any]:
-    """Per world and method: seeds, mean final success (± s.e.m.), median steps to 0.9, wall time."""
-    rows = []
+def reduce_runs(out: Path, results: Path, command: str) -> dict[str, Any]:
+    """Per world and method: seeds, mean final success (± s.e.m.), median steps to 0.9, wall time;
+    with ``command``, the commit, each world/method's env-step budget (None where its runs' records
+    disagree or predate the field) and the seeds found (``provenance``)."""
+    rows, budget, seeds = [], {}, set()
     for world in WORLDS:
         for method in METHODS:
             found = [json.loads(p.read_text()) for p in sorted((out / world / method).glob("seed*.json"))
                      if not p.name.endswith(".config.json")]
             if not found:
                 continue
+            budget[f"{world}/{method}"] = found[0].get("budget") if len({r.get("budget") for r in found}) == 1 else None
+            seeds.update(r["seed"] for r in found)
             finals = [r["final_success"] for r in found]
             others = [r.get("final_greedy", r.get("final_deterministic")) for r in found]
             solved = [r["steps_to_0.9"] for r in found if r["steps_to_0.9"] is not None]
@@ -217,7 +222,8 @@ def reduce_runs(out: Path, results: Path) -> dict[str, Any]:
                          "median_steps_to_0.9": int(statistics.median(solved)) if solved else None,
                          "mean_env_steps": int(statistics.mean(r["env_steps"] for r in found)),
                          "mean_wall_minutes": round(statistics.mean(r["wall_seconds"] for r in found) / 60, 1)})
-    payload = {"commands": COMMANDS, "rows": rows, "ppo_settings": PPO_SETTINGS}
+    payload = stamp({"commands": COMMANDS, "rows": rows, "ppo_settings": PPO_SETTINGS}, command,
+                    {"env_steps_per_run": budget}, sorted(seeds))
     results.mkdir(parents=True, exist_ok=True)
     atomic_write_json(results / "own_worlds.json", payload)
     lines = ["Written by `python benchmarks/own_worlds.py --reduce-only` from the runs of:", "",
@@ -271,11 +277,11 @@ def main(argv: list[str] | None = None) -> int:
                     out.parent.mkdir(parents=True, exist_ok=True)
                     run = run_asgrl if method == "asgrl" else run_ppo
                     budget = args.steps if method == "asgrl" else args.ppo_steps
-                    result = run(world, seed, budget, args.eval_every, args.eval_episodes, out)
+                    result = {**run(world, seed, budget, args.eval_every, args.eval_episodes, out), "budget": budget}
                     atomic_write_json(figures, result)
                     print(f"{world}/{method}/seed{seed}: final {result['final_success']:.2f}, steps to 0.9 "
                           f"{result['steps_to_0.9']}, {result['wall_seconds']:.0f} s", file=sys.stderr, flush=True)
-    payload = reduce_runs(args.out, args.results)
+    payload = reduce_runs(args.out, args.results, command_line(__file__, argv))
     print(json.dumps(payload["rows"], indent=2))
     return 0
 

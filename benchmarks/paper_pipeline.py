@@ -34,6 +34,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from provenance import command_line, stamp
+
 from asg.cli.progress import Stages
 from asg.learning import fetch_programs as fp
 from asg.learning.atomic import atomic_write
@@ -136,6 +138,7 @@ def report(args: argparse.Namespace, stages_out: dict[str, Any], evals: dict[str
                "table2": table, "paper_table2": {m: {f: v[m] for f, v in PAPER_TABLE2.items()} for m in MODES}}
     results = args.results
     results.mkdir(parents=True, exist_ok=True)
+    payload = stamp(payload, command, payload["budget"], [args.seed])  # adds the commit (provenance)
     atomic_write_json(results / "paper_pipeline.json", payload)
     if episodes and test:
         plot_bands(results / "goal_policy.png",
@@ -186,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("runs/paper-pipeline"))
     parser.add_argument("--results", type=Path, default=Path("benchmarks/results/fetch_programs/paper_pipeline"))
     args = parser.parse_args(argv)
-    command = "python benchmarks/paper_pipeline.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = command_line(__file__, argv)
     stages = Stages()
     try:
         paper = fp.goal_policy_config("paper")

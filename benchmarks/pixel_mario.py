@@ -24,13 +24,14 @@ Measurements on ``asg/PixelMario-v0`` with its default ``render_noise="camera"``
 
 Every run is resumable (Ctrl-C / SIGTERM checkpoint; rerunning the command resumes or reuses).
 Writes ``benchmarks/results/pixel_mario/pixel_mario.{json,md,png}`` (the PNG: the learning curves of
-every section with run folders, as the paper's Fig. 4); sections not rerun are kept.
+every section with run folders, as the paper's Fig. 4); sections not rerun are kept. Each section
+holds its command, commit, budget and seeds; the file's top-level ones are the last invocation's
+(``provenance``).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import statistics
 import sys
 import time
@@ -39,6 +40,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from provenance import command_line, stamp, write_json
 
 import asg.envs  # noqa: F401  (registers the ids)
 from asg.envs.mario import KEY, RUNNING, MarioState, transition
@@ -234,7 +236,7 @@ def write_report(data: dict[str, Any], out: Path) -> None:
     """``pixel_mario.json``, a Markdown table and the curves' PNG beside it."""
     out.mkdir(parents=True, exist_ok=True)
     plot_report(data, out)
-    (out / "pixel_mario.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    write_json(out / "pixel_mario.json", data, sort_keys=True)
     lines = ["# Pixel-Mario from camera images (`benchmarks/pixel_mario.py`)", "",
              f"Last command: `{data['command']}` (each section names its own)", ""]
     walk = data.get("distinct_images")
@@ -320,8 +322,9 @@ def main(argv: list[str] | None = None) -> int:
     binding = bind_domain("pixel-mario")
     previous = args.results / "pixel_mario.json"
     data: dict[str, Any] = json.loads(previous.read_text()) if previous.is_file() else {}  # parts not rerun stay
-    command = "python benchmarks/pixel_mario.py " + shlex.join(argv or sys.argv[1:])
-    data["command"] = command
+    command = command_line(__file__, argv)
+    named_seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    data.update(stamp({}, command, {"env_steps_per_run": args.steps}, named_seeds))  # this invocation's --name runs
     if args.walk_steps:
         data["distinct_images"] = distinct_images(args.walk_steps)
     if args.purity_episodes:
@@ -346,14 +349,14 @@ def main(argv: list[str] | None = None) -> int:
                         overrides={**SCHEDULE, **overrides}, binding=clean if name == "tabular-clean" else binding,
                         reuse=keep, on_done=done)
         rows = [_row(run) for run in runs]
-        data[name] = {"command": command, "description": description, "steps": steps, "method": method,
+        data[name] = {**stamp({}, command, {"env_steps_per_run": steps}, seeds),
+                      "description": description, "steps": steps, "method": method,
                       "overrides": {**SCHEDULE, **overrides},
                       "runs": rows, "summary": _summary(rows), "seconds": round(time.perf_counter() - start, 1),
                       "curve": success_curve(runs, steps)}
         write_report(data, args.results)
         return all(row["status"] != "interrupted" for row in rows)
 
-    named_seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     jobs = [(args.name, named_seeds, args.steps, args.overrides or {}, args.description),
             ("tabular", list(range(args.tabular_seeds)), args.tabular_steps, BYTE_TABLES,
              "Q tables keyed on the image bytes, k-means diversity, camera render"),

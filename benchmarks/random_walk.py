@@ -20,13 +20,13 @@ uniform walk.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import time
 from pathlib import Path
 
 import numpy as np
+from provenance import stamp, write_json
 
 from asg.envs.domains import DOMAINS
 
@@ -90,7 +90,7 @@ def main() -> None:
     command = (f"python benchmarks/random_walk.py --episodes {args.episodes} --seed {args.seed} "
                f"--epsilons {args.epsilons} --domains {args.domains}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"command": command, "rows": rows}, indent=2) + "\n")
+    write_json(args.out, stamp({"rows": rows}, command, {"episodes": args.episodes}, [args.seed]))
 
 
 if __name__ == "__main__":
