@@ -32,6 +32,7 @@ import argparse
 import csv
 import json
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -39,7 +40,9 @@ import time
 from pathlib import Path
 
 from landmarks_process import asg_command, compile_asg
+from provenance import command_line, stamp, write_json
 
+from asg.learning.atomic import atomic_write
 from asg.planning import load_task
 from asg.planning.errors import AsgError, PlannerError
 from asg.planning.landmarks import FACTORIES, build_graph, compute_landmarks
@@ -198,7 +201,7 @@ def markdown(summary: dict, command: str, commit: str, corpus: str, encoding: st
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
+def arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--factory", default="all",
                         help=f"one of {', '.join(FACTORIES)}, a comma-separated list, or all")
@@ -216,8 +219,13 @@ def main() -> None:
     parser.add_argument("--no-other-encoding", action="store_true", help="skip the report on the other encoding")
     parser.add_argument("--out", type=Path, help="stem of the JSON and markdown files")
     parser.add_argument("only", nargs="*", help="substrings of task paths to keep")
+    return parser
+
+
+def main() -> None:
+    parser = arguments()
     args = parser.parse_args()
-    command = "python " + " ".join(sys.argv)
+    command = command_line(__file__)
     if args.merge:
         if args.out is None:
             parser.error("--merge needs --out")
@@ -252,7 +260,7 @@ def main() -> None:
             cells.append(f"{f} {state}" + (f" {c['process_ratio']:.2f}" if "process_ratio" in c else ""))
         print(f"{name:40s} {'read' if row['asg_read'] else 'unread':6s} " + "  ".join(cells), flush=True)
         # written after every task, so a run stopped early keeps what it measured
-        text = write(stem, rows, meta, command, _commit(), len(chosen), [])
+        text = write(stem, rows, meta, command, {"timeout_s": args.timeout}, len(chosen), [])
     print(text)
 
 
@@ -280,27 +288,25 @@ def merge(files: list[Path], stem: Path, command: str) -> str:
     rows = sorted((row for part in parts for row in part["rows"]), key=lambda row: order.get(row["task"], -1))
     planned = sum(part["summary"]["planned"] for part in parts)
     sources = [{"command": part["command"], "commit": part["commit"]} for part in parts]
-    return write(stem, rows, meta, command, _commit(), planned, sources)
+    # each part's time limit, read back from its command by this script's own parser
+    limits = {arguments().parse_args(shlex.split(part["command"])[2:]).timeout for part in parts}
+    if len(limits) != 1:
+        sys.exit("--merge: the files were run with different --timeout")
+    return write(stem, rows, meta, command, {"timeout_s": limits.pop()}, planned, sources)
 
 
-def _commit() -> str:
-    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                          cwd=Path(__file__).parent).stdout.strip()
-
-
-def write(stem: Path, rows: list[dict], meta: dict, command: str, commit: str, planned: int,
+def write(stem: Path, rows: list[dict], meta: dict, command: str, budget: dict, planned: int,
           parts: list[dict]) -> str:
-    """The JSON and markdown files for the rows so far (atomically); returns the markdown."""
+    """The JSON (stamped: command, commit, budget, no seeds: nothing here is random) and markdown
+    files for the rows so far, each written atomically; returns the markdown."""
     summary = summarise(rows, meta["factories"])
     summary["planned"] = planned
-    data = {"command": command, "commit": commit, "meta": meta, "summary": summary, "rows": rows}
+    data = stamp({"meta": meta, "summary": summary, "rows": rows}, command, budget, None)
     if parts:
         data["parts"] = parts
-    text = markdown(summary, command, commit, meta["corpus"], meta["encoding"], parts)
-    for suffix, content in ((".json", json.dumps(data, indent=1) + "\n"), (".md", text)):
-        temporary = stem.with_suffix(suffix + ".tmp")
-        temporary.write_text(content)
-        temporary.replace(stem.with_suffix(suffix))
+    text = markdown(summary, command, data["commit"], meta["corpus"], meta["encoding"], parts)
+    write_json(stem.with_suffix(".json"), data, indent=1)
+    atomic_write(stem.with_suffix(".md"), text.encode())
     return text
 
 
