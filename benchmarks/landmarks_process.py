@@ -34,6 +34,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from provenance import command_line, write_result
+
+from asg.learning.atomic import atomic_write
 from asg.planning import compute_landmarks, ground, parse_files
 from asg.planning.peer import fd_driver
 
@@ -262,8 +265,10 @@ def main() -> None:
           f"asg in-process / fd process: {stats['median_api_vs_fd_process_ratio']:.3f} "
           f"({stats['measured']}/{stats['tasks']} tasks)")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps({"summary": stats, "tasks": records}, indent=1) + "\n")
-    args.out.with_suffix(".md").write_text(markdown(records, stats))
+    # no seeds: nothing here is random (PYTHONHASHSEED is fixed for FD's translator)
+    write_result(args.out.with_suffix(".json"), {"summary": stats, "tasks": records}, command_line(__file__),
+                 {"timeout_s": args.timeout, "repeats": max(1, args.repeat)}, None, indent=1)
+    atomic_write(args.out.with_suffix(".md"), markdown(records, stats).encode())
     print(f"wrote {args.out.with_suffix('.json')} and .md")
 
 
