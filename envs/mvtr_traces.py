@@ -35,8 +35,10 @@ import numpy as np
 
 from asg.envs.domains import DomainSpec
 from asg.envs.plugins import PluginDomain
+from asg.planning.hints import HintConfig, HintReport, suggest
 from asg.planning.landmarks import compute_landmarks
 from asg.planning.mvtr import AtomTrace, MVTRReport, check_mvtr
+from asg.planning.repair import atom_orderings, project
 from asg.planning.task import Atom, Task
 
 
@@ -174,11 +176,14 @@ def _start(env: Any, recorder: _Recorder, seed: int | None) -> _Episode:
     return episode
 
 
-def collect_traces(spec: DomainSpec | PluginDomain, task: Task, config: ExplorationConfig = ExplorationConfig()
-                   ) -> list[AtomTrace]:
+def collect_traces(spec: DomainSpec | PluginDomain, task: Task, config: ExplorationConfig = ExplorationConfig(),
+                   vocabulary: frozenset[Atom] | None = None) -> list[AtomTrace]:
     """Solver (if ``spec`` has one), random and branching traces of ``spec``'s env, labelled with
-    ``task``'s fluents. ``spec``: a ``DomainSpec`` or a plug-in ``PluginDomain``."""
-    recorder = _Recorder(spec, frozenset(a.positive() for a in task.facts))
+    ``task``'s fluents, or with ``vocabulary`` when given (``spec.labeler.atoms``: every atom the
+    labeler knows, which repair hints read). ``spec``: a ``DomainSpec`` or a plug-in ``PluginDomain``."""
+    if vocabulary is None:
+        vocabulary = frozenset(a.positive() for a in task.facts)
+    recorder = _Recorder(spec, vocabulary)
     rng = np.random.default_rng(config.seed)
     env = spec.make_env(max_steps=max(config.max_steps, 10_000))
     traces: list[AtomTrace] = []
@@ -212,9 +217,7 @@ def collect_traces(spec: DomainSpec | PluginDomain, task: Task, config: Explorat
 
 def landmark_orderings(task: Task) -> list[tuple[frozenset[Atom], frozenset[Atom], str]]:
     """The model's landmark orderings as (source atoms, target atoms, kind)."""
-    graph = compute_landmarks(task)
-    by_id = {lm.id: lm.atoms for lm in graph.landmarks}
-    return [(by_id[o.source], by_id[o.target], o.kind) for o in graph.orderings]
+    return atom_orderings(compute_landmarks(task))
 
 
 def _exploration_notes(traces: list[AtomTrace], config: ExplorationConfig) -> tuple[str, ...]:
@@ -240,3 +243,32 @@ def run_mvtr(spec: DomainSpec | PluginDomain, model: str | Path | None = None,
                       model=str(model) if model is not None else spec.model,
                       landmark_orderings=landmark_orderings(task),
                       notes=_exploration_notes(traces, config))
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """``asg mvtr --suggest``: the MVTR report, the repair hints, and the traces both came from
+    (labelled with the labeler's whole vocabulary; ``project`` them onto a model to check it)."""
+
+    report: MVTRReport
+    hints: HintReport
+    traces: tuple[AtomTrace, ...]
+
+    def to_json(self) -> dict:
+        """The MVTR report's JSON with a ``hints`` key added."""
+        return {**self.report.to_json(), "hints": self.hints.to_json()}
+
+
+def run_suggest(spec: DomainSpec | PluginDomain, model: str | Path | None = None,
+                config: ExplorationConfig = ExplorationConfig(), hints: HintConfig | None = None) -> Suggestion:
+    """``run_mvtr`` and repair hints from the same traces, labelled with every atom the labeler
+    knows (atoms outside the model are what a hint may name). Raises ``NoGoalTraceError`` when no
+    trace reaches the goal. ``hints``: ``HintConfig()`` by default."""
+    task = spec.load_task(model)
+    traces = collect_traces(spec, task, config, vocabulary=spec.labeler.atoms | {a.positive() for a in task.facts})
+    graph = compute_landmarks(task)
+    report = check_mvtr(task, project(traces, task), domain=spec.name,
+                        model=str(model) if model is not None else spec.model,
+                        landmark_orderings=atom_orderings(graph),
+                        notes=_exploration_notes(traces, config))
+    return Suggestion(report, suggest(task, traces, graph, hints or HintConfig()), tuple(traces))

@@ -1,0 +1,397 @@
+"""Repair hints: what a model is missing, read from the traces ``asg mvtr`` collects (issue 39).
+
+Pure logic over ``AtomTrace``s labelled with the labeler's *whole* vocabulary (atoms outside
+the model included) and the model's grounded ``Task``. For every model atom ``Y`` that the
+goal-reaching traces make true, the step ``n`` where it first holds is one use of an action of
+the model that adds ``Y``: the *identified* action is the achiever whose model precondition holds
+at ``n - 1`` (the one with the fewest false preconditions when none does). Four kinds of hint:
+
+* ``missing-precondition``: an atom ``X`` that became true during the trace before ``Y`` and
+  still holds at ``n - 1``, in every goal-reaching trace, is not a precondition of the identified
+  action (nor a landmark the model orders before ``Y``): add it;
+* ``missing-landmark``: the same, but ``X`` no longer holds at ``n - 1``: the model lacks a
+  landmark ordered before ``Y`` (the edit is the same precondition, which orders ``X`` first);
+* ``wrong-effect``: a model atom the env turns false at ``n`` in every goal-reaching trace
+  while the identified action keeps it (add the delete) or even adds it (remove the effect);
+* ``unreachable-as-modelled``: a landmark of the model that the goal-reaching traces reach while
+  no achiever's precondition holds: they reach it through atoms the model does not mention.
+
+Only the earliest ``Y`` is kept for each ``X`` (``X`` before ``door-open`` also puts it before
+everything after). Evidence is counted in traces: ``support`` goal-reaching traces show the hint
+and none contradicts it; a hint is never asserted from fewer than
+``HintConfig.min_goal_traces``. ``confidence`` is Laplace's rule of succession over every trace
+(goal-reaching or not) where the situation occurs: ``(agree + 1) / (occurrences + 2)``. Hints
+rank by support, then kind (in ``KINDS`` order: those that change the landmarks first), then
+confidence, then the edit text, so ties are deterministic.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import networkx as nx
+
+from asg.planning.errors import AsgError
+from asg.planning.landmark_graph import LandmarkGraph
+from asg.planning.mvtr import AtomTrace
+from asg.planning.task import Atom, Operator, Task
+
+KINDS = ("unreachable-as-modelled", "missing-precondition", "missing-landmark", "wrong-effect")
+
+
+class NoGoalTraceError(AsgError):
+    """No trace reached a goal state, so no hint can be asserted."""
+
+
+@dataclass(frozen=True)
+class HintConfig:
+    """How much evidence a hint needs, and how many are reported."""
+
+    min_goal_traces: int = 3
+    """A hint is never asserted from fewer goal-reaching traces: each needs this many showing it
+    (and none against it). With fewer goal-reaching traces in all, the report says so instead."""
+    max_hints: int = 10
+    """Hints kept after ranking."""
+    max_examples: int = 3
+    """(trace, step) pairs quoted as evidence per hint."""
+
+    def __post_init__(self) -> None:
+        if self.min_goal_traces < 1 or self.max_hints < 1 or self.max_examples < 0:
+            raise ValueError("min_goal_traces and max_hints must be >= 1, max_examples >= 0")
+
+
+@dataclass(frozen=True, order=True)
+class Edit:
+    """One change to the PDDL domain, on an action schema (all its groundings)."""
+
+    op: str
+    """``add-precondition``, ``remove-precondition``, ``add-delete``, ``remove-effect``,
+    ``declare`` (a predicate) or ``add-action`` (a parameterless achiever of ``atom``)."""
+    action: str
+    atom: str
+    precondition: tuple[str, ...] = ()
+    """For ``add-action``: its precondition atoms."""
+    also: tuple[str, ...] = ()
+    """For ``add-action``: effects besides ``atom`` (atoms every goal-reaching trace makes true in
+    the same step)."""
+
+    def __str__(self) -> str:
+        if self.op == "add-precondition":
+            return f"add {self.atom} to the precondition of {self.action}"
+        if self.op == "remove-precondition":
+            return f"remove {self.atom} from the precondition of {self.action}"
+        if self.op == "add-delete":
+            return f"add (not {self.atom}) to the effect of {self.action}"
+        if self.op == "remove-effect":
+            return f"remove {self.atom} from the effect of {self.action}"
+        if self.op == "declare":
+            return f"declare {self.atom} in :predicates"
+        pre, eff = " ".join(self.precondition), " ".join((self.atom, *self.also))
+        return (f"add (:action {self.action} :parameters () :precondition (and {pre}) "
+                f":effect (and {eff}))")
+
+
+@dataclass(frozen=True)
+class Hint:
+    """A proposed edit with its evidence."""
+
+    kind: str
+    edits: tuple[Edit, ...]
+    atoms: tuple[str, ...]
+    """The atoms the hint is about (what it tells the user the model is missing)."""
+    reason: str
+    support: int
+    """Goal-reaching traces that show it (none contradicts it)."""
+    goal_traces: int
+    confidence: float
+    agree: int
+    occurrences: int
+    """Traces of any kind where the situation occurs, and those agreeing with the hint."""
+    examples: tuple[tuple[str, int], ...]
+    """(trace, step): where a goal-reaching trace shows it."""
+
+    def rank_key(self) -> tuple:
+        return (-self.support, KINDS.index(self.kind), -self.confidence, tuple(map(str, self.edits)))
+
+    def lines(self) -> list[str]:
+        where = ", ".join(f"{t}@{s}" for t, s in self.examples)
+        return [f"[{self.kind}] {str(self.edits[0])}",
+                *(f"    and {e}" for e in self.edits[1:]),
+                f"    why: {self.reason}",
+                f"    evidence: {self.support} of {self.goal_traces} goal-reaching traces ({where}); "
+                f"{self.agree} of {self.occurrences} traces agree; confidence {self.confidence:.2f}"]
+
+
+@dataclass(frozen=True)
+class HintReport:
+    """Ranked hints, or why there are none."""
+
+    status: str
+    """``ok`` or ``too-few-traces``."""
+    goal_traces: int
+    min_goal_traces: int
+    hints: tuple[Hint, ...] = ()
+    more_episodes: int | None = None
+    """With too few goal-reaching traces: about how many more random episodes to run (None: the
+    random episodes gave no rate to estimate it from)."""
+    message: str = ""
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        for hint, raw in zip(self.hints, data["hints"]):
+            raw["edits"] = [str(e) for e in hint.edits]
+            raw["edit_ops"] = [asdict(e) for e in hint.edits]
+        return data
+
+    def lines(self) -> list[str]:
+        if self.status != "ok":
+            return [f"repair hints: {self.message}"]
+        head = (f"repair hints ({len(self.hints)}, from {self.goal_traces} goal-reaching traces; "
+                f"each needs at least {self.min_goal_traces}):")
+        if not self.hints:
+            return [head.rstrip(":") + ": none (every goal-reaching trace agrees with the model)"]
+        return [head, *(f"  {k}. {line}" if i == 0 else f"     {line}"
+                        for k, hint in enumerate(self.hints, 1) for i, line in enumerate(hint.lines()))]
+
+
+# ----------------------------------------------------------------------------- evidence
+def schema(op: Operator) -> str:
+    """The action schema of a ground operator: ``(pickup_key red)`` -> ``pickup_key``."""
+    return op.name.strip("()").split()[0]
+
+
+def _laplace(agree: int, occurrences: int) -> float:
+    return round((agree + 1) / (occurrences + 2), 3)
+
+
+@dataclass(frozen=True)
+class _Use:
+    """Where a goal-reaching trace first makes a model atom true, and which action did it."""
+
+    trace: AtomTrace
+    step: int
+    op: Operator
+    identified: bool
+    """The action's model precondition held at ``step - 1``."""
+
+
+def _achiever(task: Task, atom: Atom, state: frozenset[Atom], after: frozenset[Atom]) -> tuple[Operator, bool] | None:
+    """The model action that explains ``atom`` becoming true from ``state`` to ``after``."""
+    ops = [op for op in task.operators if atom in op.add]
+    if not ops:
+        return None
+    def key(op: Operator) -> tuple:
+        false = len(op.pre - state) + len(op.neg_pre & state)
+        return (false, -len(op.add & after), op.name)
+    best = min(ops, key=key)
+    return best, best.applicable(state)
+
+
+def _uses(task: Task, traces: Sequence[AtomTrace]) -> dict[Atom, list[_Use]]:
+    """Per model atom not true initially: its first achievement in each trace that reaches it."""
+    uses: dict[Atom, list[_Use]] = {}
+    facts = sorted({a.positive() for a in task.facts} - set(task.init))
+    for trace in traces:
+        first = trace.first_true()
+        for atom in facts:
+            n = first.get(atom)
+            if not n:
+                continue
+            found = _achiever(task, atom, trace.states[n - 1], trace.states[n])
+            if found is not None:
+                uses.setdefault(atom, []).append(_Use(trace, n, *found))
+    return uses
+
+
+def _ordered_before(graph: LandmarkGraph) -> dict[Atom, set[Atom]]:
+    """Model atom -> the landmark atoms the model's landmark graph orders before it."""
+    full = graph.graph
+    before: dict[Atom, set[Atom]] = {}
+    for lm in graph.landmarks:
+        ancestors = nx.ancestors(full, lm.id)
+        atoms = {a for i in ancestors for a in graph.by_id(i).atoms}
+        for atom in lm.atoms:
+            before.setdefault(atom, set()).update(atoms)
+    return before
+
+
+def suggest(task: Task, traces: Sequence[AtomTrace], graph: LandmarkGraph,
+            config: HintConfig = HintConfig()) -> HintReport:
+    """Ranked repair hints for ``task`` from ``traces`` (labelled with the labeler's whole
+    vocabulary); ``graph``: the model's landmarks. Raises ``NoGoalTraceError`` when no trace
+    reaches a goal state."""
+    goal = [t for t in traces if t.reaches_goal]
+    if not goal:
+        raise NoGoalTraceError(f"no goal-reaching trace among {len(traces)}: no repair hint can be "
+                               "asserted; explore more or longer episodes")
+    if len(goal) < config.min_goal_traces:
+        more = _more_episodes(traces, config.min_goal_traces - len(goal))
+        random = [t for t in traces if t.source == "random"]
+        if more is None:
+            how = "run random episodes (none were run)"
+        elif any(t.reaches_goal for t in random):
+            how = f"run about {more} more random episodes"
+        else:
+            how = (f"run at least {more} more random episodes (none of {len(random)} reached the goal; "
+                   f"that many at the rate's 95% bound, 3 in {len(random)})")
+        return HintReport("too-few-traces", len(goal), config.min_goal_traces, more_episodes=more,
+                          message=f"{len(goal)} goal-reaching trace(s), fewer than the {config.min_goal_traces} "
+                                  f"a hint needs: no hint asserted; {how}")
+    all_uses = _uses(task, traces)
+    before = _ordered_before(graph)
+    hints = [*_precondition_hints(task, goal, all_uses, before, config),
+             *_effect_hints(task, goal, all_uses, config),
+             *_unreachable_hints(task, goal, all_uses, graph, config)]
+    hints.sort(key=Hint.rank_key)
+    return HintReport("ok", len(goal), config.min_goal_traces, tuple(hints[:config.max_hints]))
+
+
+def _more_episodes(traces: Sequence[AtomTrace], missing: int) -> int | None:
+    """Random episodes expected to add ``missing`` goal-reaching traces, from the random ones' rate
+    (none reaching the goal: the rule of three's bound on the rate, 3 / episodes)."""
+    random = [t for t in traces if t.source == "random"]
+    if not random:
+        return None
+    rate = sum(t.reaches_goal for t in random) / len(random) or 3 / len(random)
+    return math.ceil(missing / rate)
+
+
+def _goal_uses(uses: list[_Use], goal: Sequence[AtomTrace]) -> list[_Use]:
+    names = {t.name for t in goal}
+    return [u for u in uses if u.trace.name in names]
+
+
+def _precondition_hints(task: Task, goal: Sequence[AtomTrace], all_uses: dict[Atom, list[_Use]],
+                        before: dict[Atom, set[Atom]], config: HintConfig) -> list[Hint]:
+    vocabulary = {a.positive() for a in task.facts}
+    achieved = {a for op in task.operators for a in op.add}
+    # (X, Y) -> holds at n - 1 in every goal-reaching trace?
+    candidates: dict[Atom, list[tuple[Atom, list[_Use], bool]]] = {}
+    for y, uses in sorted(all_uses.items()):
+        g_uses = _goal_uses(uses, goal)
+        if len(g_uses) < config.min_goal_traces or len(g_uses) < len(goal):
+            continue
+        firsts = [u.trace.first_true() for u in g_uses]
+        common = set.intersection(*({x for x, m in f.items() if 0 < m < u.step} for f, u in zip(firsts, g_uses)))
+        known = set.union(*(set(u.op.pre) | set(u.op.add) for u in g_uses))
+        known |= {b for a in known | {y} for b in before.get(a, set())}
+        for x in sorted(common - known - {y}):
+            holds = all(x in u.trace.states[u.step - 1] for u in g_uses)
+            candidates.setdefault(x, []).append((y, g_uses, holds))
+    hints = []
+    for x, options in sorted(candidates.items()):
+        for y, g_uses, holds in _earliest(options):
+            op = g_uses[0].op
+            all_y = all_uses[y]
+            agree = sum(_shows(x, u, holds) for u in all_y)
+            edits = []
+            if x not in achieved:
+                action = _new_achiever(x, goal, vocabulary, achieved)
+                edits = [Edit("declare", "", a) for a in (action.atom, *action.also)
+                         if Atom.parse(a) not in vocabulary] + [action]
+            edits.append(Edit("add-precondition", schema(op), str(x)))
+            kind = "missing-precondition" if holds else "missing-landmark"
+            where = "and still holds when" if holds else "(no longer true when"
+            closing = "" if holds else ")"
+            reason = (f"{x} first holds before {y} in every goal-reaching trace {where} "
+                      f"{schema(op)} makes {y} true{closing}"
+                      + ("; the model does not mention it" if x not in vocabulary else ""))
+            hints.append(Hint(kind, tuple(edits), (str(x),), reason, len(g_uses), len(goal),
+                              _laplace(agree, len(all_y)), agree, len(all_y),
+                              _examples(g_uses, config)))
+    return hints
+
+
+def _earliest(options: list[tuple[Atom, list[_Use], bool]]) -> list[tuple[Atom, list[_Use], bool]]:
+    """The options whose Y no other option's Y precedes in every goal-reaching trace."""
+    def first(y: Atom) -> dict[str, int]:
+        return {u.trace.name: u.step for u in next(o[1] for o in options if o[0] == y)}
+    steps = {y: first(y) for y, _, _ in options}
+    kept = []
+    for y, uses, holds in options:
+        earlier = any(other != y and all(steps[other].get(t, math.inf) < s for t, s in steps[y].items())
+                      for other in steps)
+        if not earlier:
+            kept.append((y, uses, holds))
+    return kept
+
+
+def _shows(x: Atom, use: _Use, holds: bool) -> bool:
+    if holds:
+        return x in use.trace.states[use.step - 1]
+    return 0 < use.trace.first_true().get(x, math.inf) < use.step
+
+
+def _new_achiever(x: Atom, goal: Sequence[AtomTrace], vocabulary: set[Atom], achieved: set[Atom]) -> Edit:
+    """A parameterless action making ``x`` true: its precondition the model's atoms that hold just
+    before ``x`` first does in every goal-reaching trace, its effects ``x`` and the atoms no model
+    action adds that every such trace makes true in the same step (one step, one action: two
+    actions would order them, which no trace does)."""
+    firsts = [t.first_true() for t in goal]
+    steps = [(t, f[x]) for t, f in zip(goal, firsts) if f.get(x)]
+    pre = set.intersection(*(set(t.states[n - 1]) & vocabulary for t, n in steps)) if steps else set()
+    together = set.intersection(*({a for a, m in f.items() if m == f.get(x)} for f in firsts)) if steps else set()
+    also = sorted(str(a) for a in together - achieved - {x})
+    name = "achieve_" + "_".join((x.predicate, *x.args)).replace("-", "_")
+    return Edit("add-action", name, str(x), tuple(sorted(map(str, pre))), tuple(also))
+
+
+def _effect_hints(task: Task, goal: Sequence[AtomTrace], all_uses: dict[Atom, list[_Use]],
+                  config: HintConfig) -> list[Hint]:
+    """Atoms of the model the env turns false as an action takes effect, which the model keeps (or adds)."""
+    vocabulary = {a.positive() for a in task.facts}
+    hints = []
+    for y, uses in sorted(all_uses.items()):
+        g_uses = [u for u in _goal_uses(uses, goal) if u.identified]
+        if len(g_uses) < config.min_goal_traces or len(g_uses) < len(goal):
+            continue
+        op = g_uses[0].op
+        if any(u.op != op for u in g_uses):
+            continue
+        turned = set.intersection(*(set(u.trace.states[u.step - 1] - u.trace.states[u.step]) for u in g_uses))
+        for z in sorted(turned & vocabulary - op.delete):
+            edit = Edit("remove-effect" if z in op.add else "add-delete", schema(op), str(z))
+            agree = sum(z in u.trace.states[u.step - 1] and z not in u.trace.states[u.step]
+                        for u in uses if u.op == op)
+            n = sum(u.op == op for u in uses)
+            verb = "adds" if z in op.add else "keeps"
+            reason = (f"{z} turns false when {schema(op)} makes {y} true, in every goal-reaching trace; "
+                      f"the model {verb} it")
+            hints.append(Hint("wrong-effect", (edit,), (str(z),), reason, len(g_uses), len(goal),
+                              _laplace(agree, n), agree, n, _examples(g_uses, config)))
+    return hints
+
+
+def _unreachable_hints(task: Task, goal: Sequence[AtomTrace], all_uses: dict[Atom, list[_Use]],
+                       graph: LandmarkGraph, config: HintConfig) -> list[Hint]:
+    """Landmarks reached while no achiever of the model could fire: through atoms it does not mention."""
+    vocabulary = {a.positive() for a in task.facts}
+    landmarks = {a for lm in graph.landmarks if lm.kind == "fact" for a in lm.atoms}
+    hints = []
+    for y, uses in sorted(all_uses.items()):
+        if y not in landmarks:
+            continue
+        g_uses = _goal_uses(uses, goal)
+        if len(g_uses) < config.min_goal_traces or len(g_uses) < len(goal) or any(u.identified for u in g_uses):
+            continue
+        op = g_uses[0].op
+        failing = set.intersection(*(set(u.op.pre - u.trace.states[u.step - 1]) for u in g_uses))
+        instead = set.intersection(*({a for a, m in u.trace.first_true().items() if 0 < m < u.step}
+                                     - vocabulary for u in g_uses))
+        if not failing:
+            continue
+        edits = tuple(Edit("remove-precondition", schema(op), str(p)) for p in sorted(failing))
+        agree = sum(not u.identified for u in uses)
+        through = " ".join(map(str, sorted(instead))) or "atoms the labeler does not read"
+        reason = (f"every goal-reaching trace reaches the landmark {y} while "
+                  f"{' '.join(map(str, sorted(failing)))} is false, through {through}, which the model "
+                  f"does not mention")
+        hints.append(Hint("unreachable-as-modelled", edits, tuple(sorted(map(str, instead))), reason,
+                          len(g_uses), len(goal), _laplace(agree, len(uses)), agree, len(uses),
+                          _examples(g_uses, config)))
+    return hints
+
+
+def _examples(uses: Sequence[_Use], config: HintConfig) -> tuple[tuple[str, int], ...]:
+    return tuple((u.trace.name, u.step) for u in uses[:config.max_examples])

@@ -1,0 +1,176 @@
+"""Applying repair hints to a model: the ``pddl`` package's objects, edited and written back.
+
+``apply_edits`` changes a parsed ``Model`` (``asg.planning.parse``) edit by edit and renders it
+with ``pddl.formatter`` (the package asg parses into; no second PDDL writer). ``repair`` takes
+the ranked hints of ``asg.planning.hints`` in order and keeps each one whose edits apply and
+leave a model that is still an MVTR on the same traces (both conditions of
+``asg.planning.mvtr``), up to ``top`` hints: the top-ranked consistent set. The written file
+loses the source's comments and orders its actions by name (``pddl.formatter``'s order).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pddl.action import Action
+from pddl.core import Domain, Problem
+from pddl.formatter import domain_to_string, problem_to_string
+from pddl.logic.base import And, Not
+from pddl.logic.predicates import Predicate
+from pddl.logic.terms import Constant, Variable
+
+from asg.planning.errors import AsgError
+from asg.planning.grounding import ground
+from asg.planning.hints import Edit, Hint
+from asg.planning.landmark_graph import LandmarkGraph
+from asg.planning.landmarks import compute_landmarks
+from asg.planning.mvtr import AtomTrace, MVTRReport, check_mvtr
+from asg.planning.parse import Model, parse_text
+from asg.planning.task import Atom, Task
+
+
+class EditError(AsgError):
+    """An edit that does not fit the model (an unknown action, a precondition it lacks)."""
+
+
+@dataclass(frozen=True)
+class RepairResult:
+    """The repaired model's text, what was applied and skipped, and its re-check."""
+
+    text: str
+    applied: tuple[Hint, ...]
+    skipped: tuple[tuple[Hint, str], ...]
+    """Hints not applied, with why."""
+    report: MVTRReport
+    subgoals: tuple[str, ...]
+    """The repaired model's landmark sequence (``LandmarkGraph.subgoals``)."""
+    landmarks: tuple[str, ...] = field(default=())
+    """Every fact landmark of the repaired model."""
+
+    def to_json(self) -> dict:
+        return {"applied": [[str(e) for e in h.edits] for h in self.applied],
+                "skipped": [{"edits": [str(e) for e in h.edits], "why": why} for h, why in self.skipped],
+                "mvtr": self.report.verdict, "subgoals": list(self.subgoals),
+                "landmarks": list(self.landmarks)}
+
+
+def _predicate(atom: Atom, constants: dict[str, Constant]) -> Predicate:
+    return Predicate(atom.predicate, *(constants[a] for a in atom.args))
+
+
+def _literals(formula) -> list:
+    if formula is None:
+        return []
+    return list(formula.operands) if isinstance(formula, And) else [formula]
+
+
+def _same(literal, pred: Predicate) -> bool:
+    return isinstance(literal, Predicate) and literal.name == pred.name and \
+        tuple(str(t) for t in literal.terms) == tuple(str(t) for t in pred.terms)
+
+
+def apply_edits(model: Model, edits: Sequence[Edit]) -> str:
+    """The model with ``edits`` applied, as PDDL text (domain, then problem)."""
+    domain, problem = model.domain, model.problem
+    objects = {str(o.name): o for o in (problem.objects if problem is not None else ())}
+    constants = {str(c.name): c for c in domain.constants}
+    predicates = {str(p.name): p for p in domain.predicates}
+    actions = {str(a.name): a for a in domain.actions}
+    for edit in edits:
+        atom = Atom.parse(edit.atom)
+        for arg in atom.args:  # a ground atom in a schema needs its objects as domain constants
+            if arg not in constants:  # an object of the problem, or one the model never named
+                constants[arg] = objects.pop(arg) if arg in objects else Constant(arg)
+        pred = _predicate(atom, constants)
+        if edit.op == "declare":
+            if atom.predicate not in predicates:
+                params = [Variable(f"a{i}", constants[a].type_tags) for i, a in enumerate(atom.args)]
+                predicates[atom.predicate] = Predicate(atom.predicate, *params)
+            continue
+        if edit.op == "add-action":
+            if edit.action in actions:
+                raise EditError(f"{edit}: an action {edit.action} exists")
+            pre = [_predicate(Atom.parse(p), constants) for p in edit.precondition]
+            eff = [pred, *(_predicate(Atom.parse(a), constants) for a in edit.also)]
+            actions[edit.action] = Action(edit.action, [], precondition=And(*pre), effect=And(*eff))
+            continue
+        action = actions.get(edit.action)
+        if action is None:
+            raise EditError(f"{edit}: no action {edit.action}")
+        pre, eff = _literals(action.precondition), _literals(action.effect)
+        if edit.op == "add-precondition":
+            pre = pre + [pred] if not any(_same(p, pred) for p in pre) else pre
+        elif edit.op == "remove-precondition":
+            if not any(_same(p, pred) for p in pre):
+                raise EditError(f"{edit}: not a precondition")
+            pre = [p for p in pre if not _same(p, pred)]
+        elif edit.op == "add-delete":
+            eff = [e for e in eff if not _same(e, pred)] + [Not(pred)]
+        elif edit.op == "remove-effect":
+            if not any(_same(e, pred) for e in eff):
+                raise EditError(f"{edit}: not an effect")
+            eff = [e for e in eff if not _same(e, pred)]
+        else:
+            raise EditError(f"unknown edit {edit.op}")
+        actions[edit.action] = Action(action.name, list(action.parameters), precondition=And(*pre),
+                                      effect=And(*eff))
+    new_domain = Domain(domain.name, requirements=domain.requirements, types=domain.types,
+                        constants=constants.values(), predicates=predicates.values(),
+                        derived_predicates=domain.derived_predicates, functions=domain.functions,
+                        actions=actions.values())
+    text = domain_to_string(new_domain) + "\n"
+    if problem is not None:
+        new_problem = Problem(problem.name, domain_name=domain.name, requirements=problem.requirements,
+                              objects=objects.values(), init=problem.init, goal=problem.goal,
+                              metric=problem.metric)
+        text += "\n" + problem_to_string(new_problem) + "\n"
+    return text
+
+
+def project(traces: Sequence[AtomTrace], task: Task) -> list[AtomTrace]:
+    """The traces seen through ``task``'s vocabulary (what ``asg mvtr`` checks a model on)."""
+    vocabulary = frozenset(a.positive() for a in task.facts)
+    return [AtomTrace(t.source, t.index, tuple(s & vocabulary for s in t.states), t.goal, t.env_states)
+            for t in traces]
+
+
+def atom_orderings(graph: LandmarkGraph) -> list[tuple[frozenset[Atom], frozenset[Atom], str]]:
+    """A landmark graph's orderings as (source atoms, target atoms, kind), as ``check_mvtr`` takes them."""
+    by_id = {lm.id: lm.atoms for lm in graph.landmarks}
+    return [(by_id[o.source], by_id[o.target], o.kind) for o in graph.orderings]
+
+
+def check_text(text: str, traces: Sequence[AtomTrace], name: str = "repaired") -> tuple[Task, MVTRReport]:
+    """Ground a model given as text and check it is an MVTR on ``traces``."""
+    task = ground(parse_text(text, name=name, require_problem=True))
+    orderings = atom_orderings(compute_landmarks(task))
+    return task, check_mvtr(task, project(traces, task), model=name, landmark_orderings=orderings)
+
+
+def repair(model: Model, hints: Sequence[Hint], traces: Sequence[AtomTrace], top: int = 3) -> RepairResult:
+    """Apply the top-ranked hints that fit together: in rank order, each whose edits apply and keep
+    the model an MVTR on ``traces``, until ``top`` are applied."""
+    applied: list[Hint] = []
+    skipped: list[tuple[Hint, str]] = []
+    edits: list[Edit] = []
+    text = apply_edits(model, [])
+    task, report = check_text(text, traces)
+    for hint in hints:
+        if len(applied) >= top:
+            break
+        try:
+            trial = apply_edits(model, edits + list(hint.edits))
+            trial_task, trial_report = check_text(trial, traces)
+        except AsgError as err:
+            skipped.append((hint, f"does not apply: {err}"))
+            continue
+        if not trial_report.holds:
+            skipped.append((hint, "the model would no longer be an MVTR on the traces"))
+            continue
+        applied.append(hint)
+        edits.extend(hint.edits)
+        text, task, report = trial, trial_task, trial_report
+    graph = compute_landmarks(task)
+    subgoals = tuple(str(lm) for lm in graph.subgoals())
+    landmarks = tuple(sorted(str(a) for lm in graph.landmarks if lm.kind == "fact" for a in lm.atoms))
+    return RepairResult(text, tuple(applied), tuple(skipped), report, subgoals, landmarks)

@@ -1,0 +1,195 @@
+"""Repair hints (``asg mvtr --suggest``, ``asg.planning.hints``): what they find, the evidence they
+need, ``--write``, and every bad-input line (issue 39)."""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import one_line
+
+from asg.cli.main import main
+from asg.envs.domains import get_domain
+from asg.envs.mvtr_traces import ExplorationConfig, run_suggest
+from asg.planning import load_task
+from asg.planning.hints import HintConfig, NoGoalTraceError, suggest
+from asg.planning.landmarks import compute_landmarks
+from asg.planning.mvtr import AtomTrace
+from asg.planning.task import Atom
+
+OMITTED = Path(__file__).resolve().parents[1] / "pddl_models" / "omitted"
+NO_BATTERY = str(OMITTED / "household_no_battery.pddl")
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, ["mvtr", *args])
+
+
+def top_atoms(hints, k: int = 3) -> set[str]:
+    return {atom for hint in hints[:k] for atom in hint.atoms}
+
+
+# ----------------------------------------------------------------------------- the evidence rule
+TOY = """
+(define (domain toy) (:requirements :strips) (:predicates (door-open) (at-goal))
+  (:action open :parameters () :precondition (and) :effect (and (door-open)))
+  (:action walk :parameters () :precondition (and (door-open)) :effect (and (at-goal))))
+(define (problem p) (:domain toy) (:init) (:goal (and (at-goal))))
+"""
+KEY, DOOR, GOAL = Atom("has-key"), Atom("door-open"), Atom("at-goal")
+
+
+def trace(index: int, states: list[set[Atom]]) -> AtomTrace:
+    return AtomTrace("random", index, tuple(map(frozenset, states)), tuple(GOAL in s for s in states))
+
+
+KEY_FIRST = [set(), {KEY}, {KEY, DOOR}, {KEY, DOOR, GOAL}]
+DOOR_FIRST = [set(), {DOOR}, {DOOR, GOAL}]  # no key at all
+
+
+@pytest.fixture
+def toy(tmp_path):
+    path = tmp_path / "toy.pddl"
+    path.write_text(TOY)
+    task = load_task(path)
+    return task, compute_landmarks(task)
+
+
+def test_a_hint_needs_the_minimum_of_goal_reaching_traces(toy):
+    task, graph = toy
+    config = HintConfig(min_goal_traces=3)
+    two = suggest(task, [trace(i, KEY_FIRST) for i in range(2)], graph, config)
+    assert two.status == "too-few-traces" and two.hints == ()
+    assert "2 goal-reaching trace(s), fewer than the 3" in two.message
+    three = suggest(task, [trace(i, KEY_FIRST) for i in range(3)], graph, config)
+    assert three.status == "ok"
+    first = three.hints[0]
+    assert first.kind == "missing-precondition" and first.atoms == ("(has-key)",)
+    assert str(first.edits[-1]) == "add (has-key) to the precondition of open"
+    assert first.support == 3 and first.examples[0] == ("random#0", 2)
+
+
+def test_one_goal_reaching_trace_against_it_withdraws_the_hint(toy):
+    task, graph = toy
+    traces = [trace(i, KEY_FIRST) for i in range(3)] + [trace(3, DOOR_FIRST)]
+    report = suggest(task, traces, graph, HintConfig(min_goal_traces=3))
+    assert report.status == "ok"
+    assert all("(has-key)" not in hint.atoms for hint in report.hints)
+
+
+def test_too_few_traces_says_how_many_more_episodes(toy):
+    task, graph = toy
+    misses = [trace(i, [set(), {KEY}]) for i in range(1, 10)]  # 1 of 10 random episodes reach the goal
+    report = suggest(task, [trace(0, KEY_FIRST), *misses], graph, HintConfig(min_goal_traces=3))
+    assert report.status == "too-few-traces" and report.more_episodes == 20
+    assert "run about 20 more random episodes" in report.message
+    with pytest.raises(NoGoalTraceError):
+        suggest(task, misses, graph)
+
+
+def test_hints_are_deterministic_and_ranked_by_support(toy):
+    task, graph = toy
+    traces = [trace(i, KEY_FIRST) for i in range(5)]
+    first, again = suggest(task, traces, graph), suggest(task, list(reversed(traces)), graph)
+    assert [h.edits for h in first.hints] == [h.edits for h in again.hints]
+    assert [h.rank_key() for h in first.hints] == sorted(h.rank_key() for h in first.hints)
+
+
+# ----------------------------------------------------------------------------- omitted models
+def test_the_omitted_battery_is_in_the_top_three():
+    found = run_suggest(get_domain("household-v1"), NO_BATTERY, ExplorationConfig(seed=0))
+    assert found.report.holds  # mvtr alone sees nothing wrong (issue 39's "Why")
+    assert "(charged)" in top_atoms(found.hints.hints)
+    battery = next(h for h in found.hints.hints if "(charged)" in h.atoms)
+    assert "add (charged) to the precondition of open_door" in map(str, battery.edits)
+    assert battery.support >= HintConfig().min_goal_traces
+
+
+def test_write_gives_a_model_mvtr_accepts_with_the_omitted_landmark(tmp_path):
+    fixed = tmp_path / "fixed.pddl"
+    result = run("--domain", "household-v1", "--model", NO_BATTERY, "--suggest", "--write", str(fixed))
+    assert result.exit_code == 0, result.output
+    assert f"re-check of {fixed}: is an MVTR" in result.output
+    sequence = next(line for line in result.output.splitlines() if line.startswith("new landmark sequence:"))
+    assert "(charged)" in sequence
+    again = run("--domain", "household-v1", "--model", str(fixed), "--json")
+    assert again.exit_code == 0, again.output
+    landmarks = compute_landmarks(load_task(fixed))
+    assert "(charged)" in {str(a) for lm in landmarks.landmarks for a in lm.atoms}
+
+
+def test_json_adds_hints_and_repair(tmp_path):
+    fixed = tmp_path / "fixed.pddl"
+    result = run("--domain", "household-v1", "--model", NO_BATTERY, "--suggest", "--json", "--write", str(fixed))
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["holds"] and data["condition2"]["verdict"] == "holds"  # the MVTR contract, unchanged
+    assert data["hints"]["status"] == "ok" and data["hints"]["min_goal_traces"] == 3
+    assert data["hints"]["hints"][0]["edits"] and data["hints"]["hints"][0]["support"] >= 3
+    assert data["repair"]["mvtr"] == "holds" and data["repair"]["written"] == str(fixed)
+
+
+def test_too_few_traces_in_the_cli_is_not_an_error():
+    result = run("--domain", "household-v1", "--model", NO_BATTERY, "--suggest", "--min-goal-traces", "50")
+    assert result.exit_code == 0, result.output
+    assert "fewer than the 50 a hint needs: no hint asserted; run at least" in result.output
+    assert "(--episodes)" in result.output
+
+
+# ----------------------------------------------------------------------------- bad input
+def test_an_existing_write_path_is_one_line_and_untouched(tmp_path):
+    target = tmp_path / "fixed.pddl"
+    target.write_text("mine")
+    line = one_line(run("--domain", "household-v1", "--model", NO_BATTERY, "--suggest", "--write", str(target)))
+    assert "exists" in line and str(target) in line
+    assert target.read_text() == "mine"
+
+
+def test_write_without_suggest_is_one_line(tmp_path):
+    line = one_line(run("--domain", "household-v1", "--write", str(tmp_path / "x.pddl")))
+    assert "needs --suggest" in line and not (tmp_path / "x.pddl").exists()
+
+
+def test_a_labeler_that_does_not_know_the_models_atoms_is_one_line(tmp_path):
+    model = tmp_path / "sword.pddl"
+    model.write_text(Path(NO_BATTERY).read_text().replace("door-ajar", "sword-drawn"))
+    fixed = tmp_path / "fixed.pddl"
+    line = one_line(run("--domain", "household-v1", "--model", str(model), "--suggest", "--write", str(fixed)))
+    assert "does not know (sword-drawn)" in line and not fixed.exists()
+
+
+CORRIDOR_NO_KEY = """
+(define (domain corridor) (:requirements :strips) (:predicates (door-open) (at-goal))
+  (:action open-door :parameters () :precondition (and) :effect (and (door-open)))
+  (:action walk-to-goal :parameters () :precondition (and (door-open)) :effect (and (at-goal))))
+(define (problem p) (:domain corridor) (:init) (:goal (and (at-goal))))
+"""
+
+
+@pytest.fixture
+def corridor(tmp_path, monkeypatch):
+    """A world of the user's own (tests/toy_domains.py's corridor) and a model that forgot the key."""
+    (tmp_path / "world.py").write_text(textwrap.dedent("""
+        from toy_domains import KEYDOOR_LABELS as LABELS, KeyDoorCorridor as Corridor
+    """))
+    (tmp_path / "nokey.pddl").write_text(CORRIDOR_NO_KEY)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield ["--env", "world:Corridor", "--labeler", "world:LABELS", "--model", "nokey.pddl"]
+    import sys
+    sys.modules.pop("world", None)
+
+
+def test_own_world_gets_the_forgotten_key(corridor):
+    result = run(*corridor, "--suggest", "--write", "fixed.pddl")
+    assert result.exit_code == 0, result.output
+    assert "add (has-key) to the precondition of open-door" in result.output
+    assert "new landmark sequence: (has-key) < (door-open) < (at-goal)" in result.output
+
+
+def test_no_goal_reaching_trace_is_one_line_and_writes_nothing(corridor):
+    line = one_line(run(*corridor, "--suggest", "--max-steps", "5", "--write", "fixed.pddl"))
+    assert "no goal-reaching trace among 20" in line
+    assert not Path("fixed.pddl").exists()
