@@ -17,7 +17,7 @@ class Stages:
     ``UNITS[stage]`` (else env steps), closed as ``done`` when the next stage begins."""
 
     UNITS = {"goal policy": "cycle", "behaviour data": "episode", "behaviour model fit": "epoch",
-             "meta-controller": "iteration"}
+             "meta-controller": "iteration", "grid": "cell"}
 
     def __init__(self, quiet: bool = False, stream: IO[str] | None = None, every_fraction: float = 0.1,
                  every_seconds: float = 30.0) -> None:

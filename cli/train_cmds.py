@@ -329,7 +329,10 @@ def _evaluate_fetch(p: dict[str, Any], suite: str) -> None:
 
 
 @click.command("compare", short_help="Run methods x seeds on a domain; write Figure 3.")
-@click.option("--domain", required=True, help="ASGRL domain.")
+@click.option("--domain", help="ASGRL domain (or --env, --labeler and --model: a world of your own).")
+@click.option("--env", "env_id", help="A world of your own instead of --domain (as asg train takes it).")
+@click.option("--labeler", help="With --env: module:NAME of its labeler.")
+@click.option("--model", type=ModelPath(), help="With --env: its PDDL model.")
 @click.option("--methods", multiple=True, help="Methods, comma-separated or repeated (default: all).")
 @click.option("--seeds", type=click.IntRange(min=1), default=3, show_default=True, help="Seeds 0..N-1.")
 @click.option("--steps", type=click.IntRange(min=1), help="Env-step budget per run (default 500000).")
@@ -341,33 +344,88 @@ def _evaluate_fetch(p: dict[str, Any], suite: str) -> None:
               help="ε of the final evaluation reported beside the greedy one (default 0.05, the paper's).")
 @click.option("--curve-eval", type=click.Choice(["greedy", "epsilon"]),
               help="Protocol of the curve points: greedy (default) or ε-greedy with --eval-epsilon.")
+@click.option("--jobs", type=click.IntRange(min=1),
+              help="Run the cells on a local Ray with N CPUs, one a cell (needs the distributed extra).")
+@click.option("--ray-address", metavar="ADDR",
+              help="Run the cells on the Ray cluster at ADDR (host:port of `ray start --head`).")
+@click.option("--resume", is_flag=True,
+              help="Continue the grid in --out: finished cells are read back, interrupted ones resumed.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def compare_cmd(domain: str, methods: tuple[str, ...], seeds: int, steps: int | None, eval_episodes: int | None,
-                out: Path | None, preset: str, eval_epsilon: float | None, curve_eval: str | None, quiet: bool,
-                as_json: bool) -> None:
-    """Run methods x seeds on one domain; write Figure 3 as a table and a plot."""
-    from asg.learning.asgrl.experiments import format_table, run_grid, summarize, write_report
+def compare_cmd(domain: str | None, env_id: str | None, labeler: str | None, model: Path | None,
+                methods: tuple[str, ...], seeds: int, steps: int | None, eval_episodes: int | None,
+                out: Path | None, preset: str, eval_epsilon: float | None, curve_eval: str | None,
+                jobs: int | None, ray_address: str | None, resume: bool, quiet: bool, as_json: bool) -> None:
+    """Run methods x seeds on one domain; write Figure 3 as a table and a plot.
+
+    Cells run one after another here, or on Ray: --jobs N (a local Ray with N CPUs) or --ray-address
+    ADDR (a cluster). Ctrl-C checkpoints the running cells; --resume continues. A cell that fails
+    is reported with its error and the others finish (exit 1).
+    """
+    from asg.learning.asgrl import experiments
     from asg.learning.registry import METHODS, bind_domain
 
+    own = world_parts(domain, env_id, labeler, model)
+    if not own and domain is None:
+        raise click.UsageError("--domain is required (or --env with --labeler and --model)")
+    if model is not None and not own:
+        raise AsgError("--model: only with --env (a world of your own)")
+    _check_ray_options(jobs, ray_address)
+    plugin = None
+    if own:
+        from asg.learning.asgrl.trainer import own_world
+
+        with own_world_as_options():
+            domain, plugin = own_world(str(env_id), str(labeler), str(model))
+    assert domain is not None
     if _family(domain) != ASGRL:
         raise AsgError(f"--domain: asg compare does not support {domain!r}")
     chosen = split_list("--methods", ",".join(methods), list(METHODS), "method") if methods else list(METHODS)
     out = out or Path("runs") / f"compare-{domain}"
-    if out.exists() and any(out.iterdir()):
-        raise AsgError(f"--out: {out} is not empty")
-    binding = bind_domain(domain)
+    if resume and not out.is_dir():
+        raise AsgError(f"--resume: {out} holds no grid to continue")
+    if not resume and out.exists() and any(out.iterdir()):
+        raise AsgError(f"--out: {out} is not empty (--resume continues the grid in it)")
+    binding = bind_domain(domain, None if plugin is None else plugin["model"])
     overrides = {key: value for key, value in (("final_eval_epsilon", eval_epsilon), ("curve_eval", curve_eval),
                                                ("eval_episodes", eval_episodes)) if value is not None}
-    stages = Stages(quiet=quiet)
+    stages, failures = Stages(quiet=quiet), []
+    reason = "done"
     try:
-        runs = run_grid(domain, chosen, list(range(seeds)), out, steps=steps, overrides=overrides or None,
-                        binding=binding, preset=preset, progress=stages)
+        runs = experiments.run_grid(domain, chosen, list(range(seeds)), out, steps=steps, overrides=overrides or None,
+                                    model=None if plugin is None else plugin["model"], binding=binding,
+                                    preset=preset, reuse=resume, progress=stages, on_failed=failures.append,
+                                    plugin=plugin, jobs=jobs, ray_address=ray_address)
+        interrupted = any(run.result.status == "interrupted" for run in runs)
+        reason = "interrupted, checkpoints saved" if interrupted else reason
     finally:
-        stages.close("done")
-    payload = write_report(domain, runs, out)
+        stages.close(reason)
+    payload = experiments.write_report(domain, runs, out, failures)
     if as_json:
         click.echo(json.dumps(payload["summary"], indent=2, sort_keys=True))
     else:
-        click.echo(format_table(domain, summarize(runs)), nl=False)
+        click.echo(experiments.format_table(domain, experiments.summarize(runs)), nl=False)
         click.echo(f"report: {out / 'compare.md'}, {out / 'compare.png'}")
+    for failure in failures:
+        click.echo(f"failed: {failure.line()}", err=True)
+    if interrupted:
+        click.echo(f"interrupted; continue with the same command and --resume (--out {out})", err=True)
+        sys.exit(130)
+    if failures:
+        sys.exit(1)
+
+
+def _check_ray_options(jobs: int | None, ray_address: str | None) -> None:
+    """--jobs and --ray-address: not both, and only where Ray is installed."""
+    if jobs is not None and ray_address is not None:
+        raise click.UsageError("--jobs: not with --ray-address (the cluster's CPUs are its own; start the head "
+                               "with ray start --head --num-cpus N)")
+    if jobs is None and ray_address is None:
+        return
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        name = "--jobs" if jobs is not None else "--ray-address"
+        raise AsgError(f"{name} needs the distributed extra: pip install 'asg[distributed]'")
+    if ray_address is not None and not ray_address.strip():
+        raise AsgError("--ray-address: an empty address; give host:port (ray start --head prints it)")

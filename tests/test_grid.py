@@ -38,7 +38,7 @@ def grid_records(out: Path) -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def local_ray():
     ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'asg[distributed]')")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield ray
     ray.shutdown()
 
@@ -111,3 +111,86 @@ def test_a_cell_away_from_the_drivers_files_returns_them_and_they_land_as_a_loca
     assert landed.result.run_dir == str(tmp_path / "remote" / cell.folder)
     run_cells([cell], tmp_path / "here")
     assert cell_record(tmp_path / "remote" / cell.folder) == cell_record(tmp_path / "here" / cell.folder)
+
+
+# -- asg compare: --jobs, --ray-address, --resume, failed cells --------------------------------------
+
+def compare(*args: str):
+    from click.testing import CliRunner
+
+    from asg.cli.main import main
+
+    return CliRunner().invoke(main, ["compare", "--domain", "mario", "--methods", "goal-q", "--seeds", "2",
+                                     "--steps", "2000", "--eval-episodes", "1", "--quiet", *args])
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--jobs", "0"], "--jobs"),
+    (["--jobs", "2", "--ray-address", "127.0.0.1:6379"], "--jobs: not with --ray-address"),
+    (["--ray-address", " "], "--ray-address: an empty address"),
+    (["--resume", "--out", "nowhere"], "--resume: nowhere holds no grid to continue"),
+    (["--model", "mario"], "--model: only with --env"),
+])
+def test_compare_refuses_bad_grid_options_in_one_line(tmp_path, monkeypatch, args, needle):
+    monkeypatch.chdir(tmp_path)
+    result = compare(*args)
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and "Traceback" not in result.output and needle in lines[-1], result.output
+
+
+def test_compare_jobs_without_ray_says_which_extra_to_install(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
+    result = compare("--jobs", "2")
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1].startswith(
+        "error: --jobs needs the distributed extra: pip install 'asg[distributed]'")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_compare_reports_a_failed_cell_and_finishes_the_others(tmp_path, monkeypatch):
+    from asg.learning.asgrl import grid
+
+    real = grid.train_cell
+
+    def train_cell(cell, *args, **kwargs):
+        if cell.seed == 1:
+            raise ValueError("the cell's own fault\nsecond line")
+        return real(cell, *args, **kwargs)
+    monkeypatch.setattr(grid, "train_cell", train_cell)
+    result = compare("--out", str(tmp_path / "cmp"))
+    assert result.exit_code == 1, result.output
+    assert "failed: goal-q seed 1: ValueError: the cell's own fault" in result.output
+    assert "second line" not in result.output
+    report = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert [r["seed"] for r in report["runs"]] == [0]
+    assert report["failed"] == [{"method": "goal-q", "seed": 1, "error": "ValueError: the cell's own fault"}]
+    assert "- goal-q seed 1: ValueError" in (tmp_path / "cmp" / "compare.md").read_text()
+
+
+@needs_ray
+def test_compare_with_jobs_equals_the_serial_compare_and_resume_reads_it_back(tmp_path, local_ray):
+    assert compare("--out", str(tmp_path / "serial")).exit_code == 0
+    on_ray = compare("--out", str(tmp_path / "ray"), "--jobs", "2")
+    assert on_ray.exit_code == 0, on_ray.output
+    assert grid_records(tmp_path / "ray") == grid_records(tmp_path / "serial")
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / "ray").rglob("checkpoint.npz")}
+    again = compare("--out", str(tmp_path / "ray"), "--jobs", "2", "--resume")
+    assert again.exit_code == 0, again.output
+    assert before == {p: p.stat().st_mtime_ns for p in (tmp_path / "ray").rglob("checkpoint.npz")}  # read back
+
+
+def test_compare_takes_a_world_of_the_users_own(tmp_path, monkeypatch):
+    """--env/--labeler/--model as asg train takes them: each cell's folder keeps the world's parts."""
+    from click.testing import CliRunner
+
+    from asg.cli.main import main
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1] / "examples" / "doorkey")
+    result = CliRunner().invoke(main, ["compare", "--env", "MiniGrid-DoorKey-5x5-v0", "--labeler", "labels:DOORKEY",
+                                       "--model", "doorkey.pddl", "--methods", "goal-q", "--seeds", "1", "--steps",
+                                       "1000", "--eval-episodes", "1", "--out", str(tmp_path / "own"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    saved = json.loads((tmp_path / "own" / "goal-q" / "seed0" / "config.json").read_text())
+    assert saved["plugin"]["env"] == "MiniGrid-DoorKey-5x5-v0" and saved["config"]["total_steps"] == 1000

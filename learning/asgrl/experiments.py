@@ -106,13 +106,19 @@ def plot_grid(domain: str, runs: Sequence[GridRun], path: str | Path) -> Path:
                       panel_size=(7.0, 4.0))
 
 
-def write_report(domain: str, runs: Sequence[GridRun], out: str | Path) -> dict[str, Any]:
-    """Write ``compare.md``, ``compare.json`` and ``compare.png`` into ``out``; return the JSON."""
+def write_report(domain: str, runs: Sequence[GridRun], out: str | Path,
+                 failures: Sequence[CellFailure] = ()) -> dict[str, Any]:
+    """Write ``compare.md``, ``compare.json`` and ``compare.png`` into ``out``; return the JSON. Failed
+    cells, if any, are listed in both (``failed``: method, seed, one-line error)."""
     out = Path(out)
     summary = summarize(runs)
-    atomic_write(out / "compare.md", format_table(domain, summary).encode())
-    payload = {"domain": domain, "summary": summary,
-               "runs": [r.result.to_json() for r in runs]}
+    table = format_table(domain, summary)
+    if failures:
+        table += "\nFailed cells:\n\n" + "".join(f"- {failure.line()}\n" for failure in failures)
+    atomic_write(out / "compare.md", table.encode())
+    payload: dict[str, Any] = {"domain": domain, "summary": summary, "runs": [r.result.to_json() for r in runs]}
+    if failures:
+        payload["failed"] = [{"method": f.method, "seed": f.seed, "error": f.error} for f in failures]
     atomic_write_json(out / "compare.json", payload)
     if any(r.rows for r in runs):
         plot_grid(domain, runs, out / "compare.png")

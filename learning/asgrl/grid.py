@@ -339,8 +339,9 @@ def _connect(ray: Any, jobs: int | None, address: str | None) -> bool:
     started it (and so stops it). A Ray this process already runs is used as it is."""
     if ray.is_initialized():
         return False
-    if address is None:
-        ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    if address is None:  # "local": a new instance, even where `ray start` runs a cluster on this machine
+        ray.init(address="local", num_cpus=jobs, include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
     else:
         ray.init(address=address, log_to_driver=False, configure_logging=False)
     return True
