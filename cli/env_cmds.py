@@ -132,7 +132,7 @@ def _suggest(spec: Any, checked: Path | None, config: Any, min_goal_traces: int,
     data = found.to_json()
     lines = [found.report.to_text(), *found.hints.lines()]
     if found.hints.status != "ok" and found.hints.more_episodes is not None:
-        lines[-1] += " (--episodes)"
+        lines[-1] += " (--episodes; where random episodes never get there, longer ones: --max-steps, --branch-steps)"
     report = found.report
     if write_path is not None:
         if found.hints.status != "ok" or not found.hints.hints:

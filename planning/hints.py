@@ -244,7 +244,13 @@ def suggest(task: Task, traces: Sequence[AtomTrace], graph: LandmarkGraph,
              *_effect_hints(task, goal, all_uses, config),
              *_unreachable_hints(task, goal, all_uses, graph, config)]
     hints.sort(key=Hint.rank_key)
-    return HintReport("ok", len(goal), config.min_goal_traces, tuple(hints[:config.max_hints]))
+    kept = [h for h in hints if not any(_subsumes(other, h) for other in hints)]
+    return HintReport("ok", len(goal), config.min_goal_traces, tuple(kept[:config.max_hints]))
+
+
+def _subsumes(big: Hint, small: Hint) -> bool:
+    """``big`` makes every edit of ``small`` and more (a precondition hint inside an unreachable one)."""
+    return big is not small and set(small.edits) < set(big.edits)
 
 
 def _more_episodes(traces: Sequence[AtomTrace], missing: int) -> int | None:
@@ -285,12 +291,7 @@ def _precondition_hints(task: Task, goal: Sequence[AtomTrace], all_uses: dict[At
             op = g_uses[0].op
             all_y = all_uses[y]
             agree = sum(_shows(x, u, holds) for u in all_y)
-            edits = []
-            if x not in achieved:
-                action = _new_achiever(x, goal, vocabulary, achieved)
-                edits = [Edit("declare", "", a) for a in (action.atom, *action.also)
-                         if Atom.parse(a) not in vocabulary] + [action]
-            edits.append(Edit("add-precondition", schema(op), str(x)))
+            edits = _requirement(x, schema(op), goal, vocabulary, achieved)
             kind = "missing-precondition" if holds else "missing-landmark"
             where = "and still holds when" if holds else "(no longer true when"
             closing = "" if holds else ")"
@@ -301,6 +302,18 @@ def _precondition_hints(task: Task, goal: Sequence[AtomTrace], all_uses: dict[At
                               _laplace(agree, len(all_y)), agree, len(all_y),
                               _examples(g_uses, config)))
     return hints
+
+
+def _requirement(x: Atom, action: str, goal: Sequence[AtomTrace], vocabulary: set[Atom],
+                 achieved: set[Atom]) -> list[Edit]:
+    """The edits that make ``x`` a precondition of ``action``: declared and given an achiever first
+    where the model has neither."""
+    edits: list[Edit] = []
+    if x not in achieved:
+        new = _new_achiever(x, goal, vocabulary, achieved)
+        edits = [Edit("declare", "", a) for a in (new.atom, *new.also) if Atom.parse(a) not in vocabulary]
+        edits.append(new)
+    return edits + [Edit("add-precondition", action, str(x))]
 
 
 def _earliest(options: list[tuple[Atom, list[_Use], bool]]) -> list[tuple[Atom, list[_Use], bool]]:
@@ -381,13 +394,18 @@ def _unreachable_hints(task: Task, goal: Sequence[AtomTrace], all_uses: dict[Ato
                                      - vocabulary for u in g_uses))
         if not failing:
             continue
-        edits = tuple(Edit("remove-precondition", schema(op), str(p)) for p in sorted(failing))
+        holding = sorted(set.intersection(*(set(u.trace.states[u.step - 1]) for u in g_uses)) & instead)
+        achieved = {a for o in task.operators for a in o.add}
+        edits = [Edit("remove-precondition", schema(op), str(p)) for p in sorted(failing)]
+        for x in holding:
+            edits += [e for e in _requirement(x, schema(op), goal, vocabulary, achieved) if e not in edits]
         agree = sum(not u.identified for u in uses)
         through = " ".join(map(str, sorted(instead))) or "atoms the labeler does not read"
         reason = (f"every goal-reaching trace reaches the landmark {y} while "
                   f"{' '.join(map(str, sorted(failing)))} is false, through {through}, which the model "
-                  f"does not mention")
-        hints.append(Hint("unreachable-as-modelled", edits, tuple(sorted(map(str, instead))), reason,
+                  f"does not mention" + (f"; of those, {' '.join(map(str, holding))} still hold when it "
+                                         "becomes true" if holding else ""))
+        hints.append(Hint("unreachable-as-modelled", tuple(edits), tuple(map(str, holding)), reason,
                           len(g_uses), len(goal), _laplace(agree, len(uses)), agree, len(uses),
                           _examples(g_uses, config)))
     return hints

@@ -76,7 +76,7 @@ def apply_edits(model: Model, edits: Sequence[Edit]) -> str:
     constants = {str(c.name): c for c in domain.constants}
     predicates = {str(p.name): p for p in domain.predicates}
     actions = {str(a.name): a for a in domain.actions}
-    for edit in edits:
+    for edit in dict.fromkeys(edits):  # two hints may share an edit (the same new achiever)
         atom = Atom.parse(edit.atom)
         for arg in atom.args:  # a ground atom in a schema needs its objects as domain constants
             if arg not in constants:  # an object of the problem, or one the model never named
@@ -147,14 +147,21 @@ def check_text(text: str, traces: Sequence[AtomTrace], name: str = "repaired") -
     return task, check_mvtr(task, project(traces, task), model=name, landmark_orderings=orderings)
 
 
+def _landmark_atoms(task: Task) -> set[Atom]:
+    return {a for lm in compute_landmarks(task).landmarks if lm.kind == "fact" for a in lm.atoms}
+
+
 def repair(model: Model, hints: Sequence[Hint], traces: Sequence[AtomTrace], top: int = 3) -> RepairResult:
-    """Apply the top-ranked hints that fit together: in rank order, each whose edits apply and keep
-    the model an MVTR on ``traces``, until ``top`` are applied."""
+    """Apply the top-ranked hints that fit together: in rank order, each whose edits apply, keep
+    the model an MVTR on ``traces`` and keep every landmark of the model that every goal-reaching
+    trace reaches (the traces confirm it), until ``top`` are applied."""
     applied: list[Hint] = []
     skipped: list[tuple[Hint, str]] = []
     edits: list[Edit] = []
     text = apply_edits(model, [])
     task, report = check_text(text, traces)
+    goal = [t for t in traces if t.reaches_goal]
+    confirmed = {a for a in _landmark_atoms(task) if all(any(a in s for s in t.states) for t in goal)}
     for hint in hints:
         if len(applied) >= top:
             break
@@ -167,10 +174,15 @@ def repair(model: Model, hints: Sequence[Hint], traces: Sequence[AtomTrace], top
         if not trial_report.holds:
             skipped.append((hint, "the model would no longer be an MVTR on the traces"))
             continue
+        lost = confirmed - _landmark_atoms(trial_task)
+        if lost:
+            skipped.append((hint, f"the model would lose the landmark(s) {' '.join(map(str, sorted(lost)))}, "
+                                  "which every goal-reaching trace reaches"))
+            continue
         applied.append(hint)
         edits.extend(hint.edits)
         text, task, report = trial, trial_task, trial_report
     graph = compute_landmarks(task)
-    subgoals = tuple(str(lm) for lm in graph.subgoals())
+    subgoals = tuple(str(lm) for lm in graph.subgoals())  # the landmark sequence a learner is given
     landmarks = tuple(sorted(str(a) for lm in graph.landmarks if lm.kind == "fact" for a in lm.atoms))
     return RepairResult(text, tuple(applied), tuple(skipped), report, subgoals, landmarks)

@@ -107,6 +107,31 @@ def test_the_omitted_battery_is_in_the_top_three():
     assert battery.support >= HintConfig().min_goal_traces
 
 
+def test_a_landmark_reached_through_atoms_the_model_lacks_is_unreachable_as_modelled():
+    spec = get_domain("mario")
+    found = run_suggest(spec, str(OMITTED / "mario_no_key.pddl"), ExplorationConfig(seed=0))
+    complete = {str(a) for a in load_task(spec.complete_model_path()).facts}
+    door = next(h for h in found.hints.hints if "unlock_door" in str(h.edits[0]))
+    assert door.kind == "unreachable-as-modelled"
+    assert str(door.edits[0]) == "remove (at-bottom) from the precondition of unlock_door"
+    assert set(door.atoms) <= complete and "(has-hidden-key)" in door.atoms
+
+
+def test_repair_keeps_the_landmarks_the_traces_confirm(toy):
+    from asg.planning.hints import Edit, Hint
+    from asg.planning.parse import parse_text
+    from asg.planning.repair import repair
+
+    task, graph = toy
+    traces = [trace(i, KEY_FIRST) for i in range(3)]
+    drop = Hint("wrong-effect", (Edit("remove-precondition", "walk", "(door-open)"),), ("(door-open)",),
+                "test", 3, 3, 0.8, 3, 3, ())
+    good = suggest(task, traces, graph).hints[0]
+    fixed = repair(parse_text(TOY, require_problem=True), [drop, good], traces)
+    assert fixed.applied == (good,) and "(door-open)" in fixed.skipped[0][1]
+    assert fixed.subgoals == ("(has-key)", "(door-open)", "(at-goal)")
+
+
 def test_write_gives_a_model_mvtr_accepts_with_the_omitted_landmark(tmp_path):
     fixed = tmp_path / "fixed.pddl"
     result = run("--domain", "household-v1", "--model", NO_BATTERY, "--suggest", "--write", str(fixed))
@@ -135,7 +160,7 @@ def test_too_few_traces_in_the_cli_is_not_an_error():
     result = run("--domain", "household-v1", "--model", NO_BATTERY, "--suggest", "--min-goal-traces", "50")
     assert result.exit_code == 0, result.output
     assert "fewer than the 50 a hint needs: no hint asserted; run at least" in result.output
-    assert "(--episodes)" in result.output
+    assert "(--episodes; where random episodes never get there, longer ones" in result.output
 
 
 # ----------------------------------------------------------------------------- bad input
