@@ -345,9 +345,9 @@ def _new_achiever(x: Atom, goal: Sequence[AtomTrace], vocabulary: set[Atom], ach
     steps = [(t, f[x]) for t, f in zip(goal, firsts) if f.get(x)]
     pre = set.intersection(*(set(t.states[n - 1]) & vocabulary for t, n in steps)) if steps else set()
     together = set.intersection(*({a for a, m in f.items() if m == f.get(x)} for f in firsts)) if steps else set()
-    also = sorted(str(a) for a in together - achieved - {x})
-    name = "achieve_" + "_".join((x.predicate, *x.args)).replace("-", "_")
-    return Edit("add-action", name, str(x), tuple(sorted(map(str, pre))), tuple(also))
+    group = sorted((together - achieved) | {x})  # one name per group: two hints share the action
+    name = "achieve_" + "_and_".join("_".join((a.predicate, *a.args)) for a in group).replace("-", "_")
+    return Edit("add-action", name, str(group[0]), tuple(sorted(map(str, pre))), tuple(map(str, group[1:])))
 
 
 def _effect_hints(task: Task, goal: Sequence[AtomTrace], all_uses: dict[Atom, list[_Use]],
