@@ -222,7 +222,7 @@ def run_cells(cells: Sequence[Cell], out: str | Path | None, *, reuse: bool = Fa
             todo.append(index)
     if jobs is None and ray_address is None:
         _run_serial(plans, todo, binding, progress, done, failed)
-    else:
+    elif todo:  # (every cell read back or failed: no Ray to start)
         assert folder is not None
         _run_on_ray(plans, todo, folder, jobs, ray_address, cpus, retries, progress, done, failed)
     return [runs[index] for index in sorted(runs)]
