@@ -9,6 +9,7 @@ in another, it is a usage error naming the option, before any work starts.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -422,8 +423,6 @@ def _check_ray_options(jobs: int | None, ray_address: str | None) -> None:
                                "with ray start --head --num-cpus N)")
     if jobs is None and ray_address is None:
         return
-    import importlib.util
-
     if importlib.util.find_spec("ray") is None:
         name = "--jobs" if jobs is not None else "--ray-address"
         raise AsgError(f"{name} needs the distributed extra: pip install 'asg[distributed]'")
