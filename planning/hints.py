@@ -392,19 +392,18 @@ def _unreachable_hints(task: Task, goal: Sequence[AtomTrace], all_uses: dict[Ato
         failing = set.intersection(*(set(u.op.pre - u.trace.states[u.step - 1]) for u in g_uses))
         instead = set.intersection(*({a for a, m in u.trace.first_true().items() if 0 < m < u.step}
                                      - vocabulary for u in g_uses))
-        if not failing:
-            continue
         holding = sorted(set.intersection(*(set(u.trace.states[u.step - 1]) for u in g_uses)) & instead)
+        if not failing or not holding:  # no atom the model lacks stands in for the failing precondition
+            continue
         achieved = {a for o in task.operators for a in o.add}
         edits = [Edit("remove-precondition", schema(op), str(p)) for p in sorted(failing)]
         for x in holding:
             edits += [e for e in _requirement(x, schema(op), goal, vocabulary, achieved) if e not in edits]
         agree = sum(not u.identified for u in uses)
-        through = " ".join(map(str, sorted(instead))) or "atoms the labeler does not read"
+        through = " ".join(map(str, sorted(instead)))
         reason = (f"every goal-reaching trace reaches the landmark {y} while "
                   f"{' '.join(map(str, sorted(failing)))} is false, through {through}, which the model "
-                  f"does not mention" + (f"; of those, {' '.join(map(str, holding))} still hold when it "
-                                         "becomes true" if holding else ""))
+                  f"does not mention; of those, {' '.join(map(str, holding))} still hold when it becomes true")
         hints.append(Hint("unreachable-as-modelled", tuple(edits), tuple(map(str, holding)), reason,
                           len(g_uses), len(goal), _laplace(agree, len(uses)), agree, len(uses),
                           _examples(g_uses, config)))
