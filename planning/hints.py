@@ -116,8 +116,9 @@ class Hint:
 
     def lines(self) -> list[str]:
         where = ", ".join(f"{t}@{s}" for t, s in self.examples)
-        return [f"[{self.kind}] {str(self.edits[0])}",
-                *(f"    and {e}" for e in self.edits[1:]),
+        main = next(e for e in self.edits if e.op not in ("declare", "add-action"))  # what the hint is for
+        return [f"[{self.kind}] {main}",
+                *(f"    and {e}" for e in self.edits if e is not main),
                 f"    why: {self.reason}",
                 f"    evidence: {self.support} of {self.goal_traces} goal-reaching traces ({where}); "
                 f"{self.agree} of {self.occurrences} traces agree; confidence {self.confidence:.2f}"]
