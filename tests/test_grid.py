@@ -186,11 +186,18 @@ def test_compare_takes_a_world_of_the_users_own(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
     from asg.cli.main import main
+    from asg.envs import plugins
 
     monkeypatch.chdir(Path(__file__).resolve().parents[1] / "examples" / "doorkey")
-    result = CliRunner().invoke(main, ["compare", "--env", "MiniGrid-DoorKey-5x5-v0", "--labeler", "labels:DOORKEY",
-                                       "--model", "doorkey.pddl", "--methods", "goal-q", "--seeds", "1", "--steps",
-                                       "1000", "--eval-episodes", "1", "--out", str(tmp_path / "own"), "--quiet"])
+    before = set(plugins.plugin_names())
+    try:
+        result = CliRunner().invoke(main, ["compare", "--env", "MiniGrid-DoorKey-5x5-v0", "--labeler",
+                                           "labels:DOORKEY", "--model", "doorkey.pddl", "--methods", "goal-q",
+                                           "--seeds", "1", "--steps", "1000", "--eval-episodes", "1", "--out",
+                                           str(tmp_path / "own"), "--quiet"])
+    finally:  # the world registered itself; other tests list the domains
+        for name in set(plugins.plugin_names()) - before:
+            plugins.unregister_domain(name)
     assert result.exit_code == 0, result.output
     saved = json.loads((tmp_path / "own" / "goal-q" / "seed0" / "config.json").read_text())
     assert saved["plugin"]["env"] == "MiniGrid-DoorKey-5x5-v0" and saved["config"]["total_steps"] == 1000
