@@ -20,7 +20,8 @@ For each task of the corpus and each factory, in one run:
 
 ``--shard I/N`` runs every N-th task from the I-th (two shards use both cores; asg and FD are timed
 under the same load); ``--merge`` joins shard files in the corpus's order, keeping each part's command
-and commit. ``--memory-gb`` caps the address space of the run and its FD and asg processes: a task
+and commit. ``--resume`` keeps the tasks the output file already holds and runs the rest (each
+run's command and commit are kept). ``--memory-gb`` caps the address space of the run and its FD and asg processes: a task
 that exhausts it counts as not read (or FD's as not run), where it would otherwise take the machine.
 
 Writes ``benchmarks/results/landmarks_<corpus>_<factory>.json`` (command, commit, per-task rows,
@@ -40,7 +41,7 @@ import time
 from pathlib import Path
 
 from landmarks_process import asg_command, compile_asg
-from provenance import command_line, stamp, write_json
+from provenance import command_line, git_commit, stamp, write_json
 
 from asg.learning.atomic import atomic_write
 from asg.planning import load_task
@@ -214,6 +215,8 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument("--shard", type=shard, default=(1, 1), metavar="I/N", help="every N-th task from the I-th")
     parser.add_argument("--memory-gb", type=float, default=None, help="address-space cap of the run and its processes")
     parser.add_argument("--merge", type=Path, nargs="+", metavar="JSON", help="join these shard files; run nothing")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the tasks the output file already holds (same corpus, encoding, factories)")
     parser.add_argument("--encoding", choices=("binary", "default"), default="binary",
                         help="FD's encoding to agree with (binary: asg's STRIPS semantics, see asg.planning.peer)")
     parser.add_argument("--no-other-encoding", action="store_true", help="skip the report on the other encoding")
@@ -245,7 +248,11 @@ def main() -> None:
     index, count = args.shard
     chosen = tasks(args.corpus, args.only, args.limit, args.per_domain, args.skip_per_domain)[index - 1::count]
     meta = {"corpus": args.corpus, "encoding": args.encoding, "factories": factories}
-    rows: list[dict] = []
+    commit = git_commit()  # the code that runs, whatever lands while it runs
+    rows, segments = resumed(stem, meta, {name for name, _, _ in chosen}) if args.resume else ([], [])
+    segments.append({"command": command, "commit": commit})
+    done = {row["task"] for row in rows}
+    chosen = [entry for entry in chosen if entry[0] not in done]
     text = "no task matched"
     for name, domain, problem in chosen:
         row = run_task(name, domain, problem, factories, args.m, args.timeout, args.encoding,
@@ -260,7 +267,8 @@ def main() -> None:
             cells.append(f"{f} {state}" + (f" {c['process_ratio']:.2f}" if "process_ratio" in c else ""))
         print(f"{name:40s} {'read' if row['asg_read'] else 'unread':6s} " + "  ".join(cells), flush=True)
         # written after every task, so a run stopped early keeps what it measured
-        text = write(stem, rows, meta, command, {"timeout_s": args.timeout}, len(chosen), [])
+        text = write(stem, rows, meta, command, {"timeout_s": args.timeout}, len(chosen) + len(done),
+                     segments if len(segments) > 1 else [], commit)
     print(text)
 
 
@@ -287,21 +295,34 @@ def merge(files: list[Path], stem: Path, command: str) -> str:
     order = {name: i for i, (name, _, _) in enumerate(tasks(meta["corpus"], [], None))}
     rows = sorted((row for part in parts for row in part["rows"]), key=lambda row: order.get(row["task"], -1))
     planned = sum(part["summary"]["planned"] for part in parts)
-    sources = [{"command": part["command"], "commit": part["commit"]} for part in parts]
+    sources = [source for part in parts
+               for source in part.get("parts") or [{"command": part["command"], "commit": part["commit"]}]]
     # each part's time limit, read back from its command by this script's own parser
-    limits = {arguments().parse_args(shlex.split(part["command"])[2:]).timeout for part in parts}
+    limits = {arguments().parse_args(shlex.split(source["command"])[2:]).timeout for source in sources}
     if len(limits) != 1:
         sys.exit("--merge: the files were run with different --timeout")
-    return write(stem, rows, meta, command, {"timeout_s": limits.pop()}, planned, sources)
+    return write(stem, rows, meta, command, {"timeout_s": limits.pop()}, planned, sources, git_commit())
+
+
+def resumed(stem: Path, meta: dict, chosen: set[str]) -> tuple[list[dict], list[dict]]:
+    """The rows of ``stem``'s JSON for tasks still chosen, and the runs that measured them."""
+    path = stem.with_suffix(".json")
+    if not path.is_file():
+        return [], []
+    data = json.loads(path.read_text())
+    if data.get("meta") != meta:
+        sys.exit(f"--resume: {path} was run on another corpus, encoding or factories")
+    return ([row for row in data["rows"] if row["task"] in chosen],
+            data.get("parts") or [{"command": data["command"], "commit": data["commit"]}])
 
 
 def write(stem: Path, rows: list[dict], meta: dict, command: str, budget: dict, planned: int,
-          parts: list[dict]) -> str:
+          parts: list[dict], commit: str) -> str:
     """The JSON (stamped: command, commit, budget, no seeds: nothing here is random) and markdown
     files for the rows so far, each written atomically; returns the markdown."""
     summary = summarise(rows, meta["factories"])
     summary["planned"] = planned
-    data = stamp({"meta": meta, "summary": summary, "rows": rows}, command, budget, None)
+    data = stamp({"meta": meta, "summary": summary, "rows": rows}, command, budget, None, commit)
     if parts:
         data["parts"] = parts
     text = markdown(summary, command, data["commit"], meta["corpus"], meta["encoding"], parts)

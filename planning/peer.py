@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -123,20 +124,29 @@ def fd_landmarks(domain_text: str, problem_text: str, m: int = 1, reasonable: bo
         Path(workdir, "domain.pddl").write_text(domain_text)
         Path(workdir, "problem.pddl").write_text(problem_text)
         start = time.perf_counter()
+        # the driver starts the translator and the search as its own children: on a timeout the
+        # whole process group goes, or a translator left behind keeps growing (gigabytes on
+        # organic-synthesis-sat18)
+        proc = subprocess.Popen(
+            [sys.executable, str(fd_driver()), "--keep-sas-file", "domain.pddl", "problem.pddl", *translate,
+             "--search-options", "--search", search],
+            cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+            env={**os.environ, "PYTHONHASHSEED": "0"})
         try:
-            proc = subprocess.run(
-                [sys.executable, str(fd_driver()), "--keep-sas-file", "domain.pddl", "problem.pddl", *translate,
-                 "--search-options", "--search", search],
-                cwd=workdir, capture_output=True, text=True, timeout=timeout,
-                env={**os.environ, "PYTHONHASHSEED": "0"})
+            stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
             raise PlannerError(f"Fast Downward landmark run exceeded {timeout} s") from None
+        except BaseException:  # Ctrl-C: nothing of FD outlives the caller
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
         seconds = time.perf_counter() - start
         sas = Path(workdir, "output.sas")
         order = _variable_order(sas.read_text()) if sas.is_file() else {}
-    dump = _dump_lines(proc.stdout)
+    dump = _dump_lines(stdout)
     if dump is None:
-        tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
+        tail = (stdout + stderr).strip().splitlines()[-3:]
         raise PlannerError(f"Fast Downward printed no landmark graph (exit {proc.returncode}): {' | '.join(tail)}")
     graph = _parse_dump(dump, seconds)
     graph.variable_order = order
