@@ -21,8 +21,9 @@ For each task of the corpus and each factory, in one run:
 ``--shard I/N`` runs every N-th task from the I-th (two shards use both cores; asg and FD are timed
 under the same load); ``--merge`` joins shard files in the corpus's order, keeping each part's command
 and commit. ``--resume`` keeps the tasks the output file already holds and runs the rest (each
-run's command and commit are kept). ``--memory-gb`` caps the address space of the run and its FD and asg processes: a task
-that exhausts it counts as not read (or FD's as not run), where it would otherwise take the machine.
+run's command and commit are kept). ``--memory-gb`` caps the address space of the run and its FD
+and asg processes: a task that exhausts it counts as not read (or FD's as not run), where it would
+otherwise take the machine.
 
 Writes ``benchmarks/results/landmarks_<corpus>_<factory>.json`` (command, commit, per-task rows,
 summary) and ``.md`` (the summary); ``--out`` changes the stem. FD runs one at a time.
