@@ -148,7 +148,7 @@ def ground(model: Model) -> Task:
     reached = {atom_of[i] for i in reached_ids}
     negatable = {atom_of[i] for i in negatable_ids}
     negation = {atom_of[i]: atom[~i] for i in negatable_ids}
-    goal = frozenset(goal_pos)
+    goal = frozenset(a for a in goal_pos if a not in static_facts)  # holds in every state: dropped, as FD does
     if any(a in static_facts for a in goal_neg):
         goal = goal | {a for a in goal_neg if a in static_facts}  # unsatisfiable: keep it visible
     negative_goal = frozenset(a for a in goal_neg if a not in negatable and a not in static_facts)

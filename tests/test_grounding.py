@@ -16,7 +16,7 @@ import pytest
 from conftest import PITFALLS, ipc_paths, ipc_rows
 
 from asg import pddl_models
-from asg.planning import ground, parse_files, parse_text
+from asg.planning import compute_landmarks, find_plan, ground, parse_files, parse_text
 from asg.planning import grounding as g
 from asg.planning.normalize import normalise_model
 from asg.planning.task import Atom, Operator, Task
@@ -215,3 +215,24 @@ def test_atoms_cache_their_hash_but_pickle_without_it():
     assert {atom: 1}[copy] == 1 and atom.negate() != atom and sorted([atom.negate(), atom])[0] == atom
 
 
+
+
+def test_a_static_goal_that_holds_initially_is_dropped_as_fast_downward_does():
+    """organic-synthesis-split-sat18 p03 asks for (aromaticbond ...) atoms that only its initial
+    state makes true and no action changes: they hold in every state, so the goal is the rest;
+    kept, the task was unsolvable (nothing adds them to a state) and every factory differed."""
+    domain = """(define (domain ring) (:requirements :strips)
+      (:predicates (aromatic ?a ?b) (at ?a) (done ?a))
+      (:action finish :parameters (?a ?b) :precondition (and (aromatic ?a ?b) (at ?a))
+        :effect (done ?b)))"""
+    problem = """(define (problem r) (:domain ring) (:objects c1 c2)
+      (:init (AROMATIC c1 c2) (at c1)) (:goal (and (aromatic c1 c2) (done c2))))"""
+    task = ground(parse_text(domain, problem))
+    assert task.goal == {Atom("done", ("c2",))}
+    assert Atom("aromatic", ("c1", "c2")) in task.static_facts
+    for factory in ("hm", "rhw", "zg"):
+        graph = compute_landmarks(task, factory=factory)
+        assert Atom("done", ("c2",)) in {a for lm in graph.landmarks for a in lm.atoms}, factory
+    assert find_plan(task).status == "solved"
+    false_static = problem.replace("(aromatic c1 c2) (done c2)", "(aromatic c2 c1) (done c2)")
+    assert Atom("aromatic", ("c2", "c1")) in ground(parse_text(domain, false_static)).goal  # still unreachable
