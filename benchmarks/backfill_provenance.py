@@ -189,7 +189,15 @@ OTHERS = [
           "command from README.txt beside it"),
 ]
 
-STAMPS = [*FIGURE3, *OMITTED, *APPENDIX_F, *OTHERS]
+# -- benchmarks/landmarks.py before it stamped its budget: command and commit recorded ---------------
+LANDMARKS = [
+    Stamp("landmarks_ipc_all.json", _keep("command"),
+          lambda d: {"timeout_s": float(_option(d["command"], "--timeout", "120"))}, lambda d: None,
+          "budget: the run's --timeout (the script's default of 120 s where the command gives none); no seeds: "
+          "the factories and FD's are deterministic"),
+]
+
+STAMPS = [*FIGURE3, *OMITTED, *APPENDIX_F, *OTHERS, *LANDMARKS]
 
 
 def stamped(stamp: Stamp, data: dict[str, Any]) -> dict[str, Any]:
@@ -203,6 +211,9 @@ def stamped(stamp: Stamp, data: dict[str, Any]) -> dict[str, Any]:
         out["seeds"] = stamp.seeds(data)
         if isinstance(data.get("seeds"), int) and len(out["seeds"]) != data["seeds"]:
             raise SystemExit(f"{stamp.path}: {data['seeds']} seeds recorded, {out['seeds']} rebuilt")
+    if "commit" in data:
+        out.setdefault("provenance", f"budget and seeds added after the fact by benchmarks/backfill_provenance.py; "
+                                     f"command and commit are the run's own. {stamp.note}.")
     out.setdefault("commit", commit)
     out.setdefault("provenance", f"keys added after the fact by benchmarks/backfill_provenance.py: 'commit' is "
                                  f"{commit} ({date}), the commit that committed this file; the run's own commit "
