@@ -20,8 +20,8 @@ For each task of the corpus and each factory, in one run:
 
 ``--shard I/N`` runs every N-th task from the I-th (two shards use both cores; asg and FD are timed
 under the same load); ``--merge`` joins shard files in the corpus's order, keeping each part's command
-and commit. ``--resume`` keeps the tasks the output file already holds and runs the rest (each
-run's command and commit are kept). ``--memory-gb`` caps the address space of the run and its FD
+and commit. ``--resume`` keeps every row the output file already holds and runs the chosen tasks it
+lacks (each run's command and commit are kept). ``--memory-gb`` caps the address space of the run and its FD
 and asg processes: a task that exhausts it counts as not read (or FD's as not run), where it would
 otherwise take the machine.
 
@@ -250,10 +250,11 @@ def main() -> None:
     chosen = tasks(args.corpus, args.only, args.limit, args.per_domain, args.skip_per_domain)[index - 1::count]
     meta = {"corpus": args.corpus, "encoding": args.encoding, "factories": factories}
     commit = git_commit()  # the code that runs, whatever lands while it runs
-    rows, segments = resumed(stem, meta, {name for name, _, _ in chosen}) if args.resume else ([], [])
+    rows, segments = resumed(stem, meta) if args.resume else ([], [])
     segments.append({"command": command, "commit": commit})
     done = {row["task"] for row in rows}
-    chosen = [entry for entry in chosen if entry[0] not in done]
+    chosen = [entry for entry in chosen if entry[0] not in done]  # the file's other rows stay as they are
+    names = {name for name, _, _ in chosen}
     text = "no task matched"
     for name, domain, problem in chosen:
         row = run_task(name, domain, problem, factories, args.m, args.timeout, args.encoding,
@@ -268,7 +269,7 @@ def main() -> None:
             cells.append(f"{f} {state}" + (f" {c['process_ratio']:.2f}" if "process_ratio" in c else ""))
         print(f"{name:40s} {'read' if row['asg_read'] else 'unread':6s} " + "  ".join(cells), flush=True)
         # written after every task, so a run stopped early keeps what it measured
-        text = write(stem, rows, meta, command, {"timeout_s": args.timeout}, len(chosen) + len(done),
+        text = write(stem, rows, meta, command, {"timeout_s": args.timeout}, len(done | names),
                      segments if len(segments) > 1 else [], commit)
     print(text)
 
@@ -305,16 +306,15 @@ def merge(files: list[Path], stem: Path, command: str) -> str:
     return write(stem, rows, meta, command, {"timeout_s": limits.pop()}, planned, sources, git_commit())
 
 
-def resumed(stem: Path, meta: dict, chosen: set[str]) -> tuple[list[dict], list[dict]]:
-    """The rows of ``stem``'s JSON for tasks still chosen, and the runs that measured them."""
+def resumed(stem: Path, meta: dict) -> tuple[list[dict], list[dict]]:
+    """Every row of ``stem``'s JSON (a resumed run only adds), and the runs that measured them."""
     path = stem.with_suffix(".json")
     if not path.is_file():
         return [], []
     data = json.loads(path.read_text())
     if data.get("meta") != meta:
         sys.exit(f"--resume: {path} was run on another corpus, encoding or factories")
-    return ([row for row in data["rows"] if row["task"] in chosen],
-            data.get("parts") or [{"command": data["command"], "commit": data["commit"]}])
+    return data["rows"], data.get("parts") or [{"command": data["command"], "commit": data["commit"]}]
 
 
 def write(stem: Path, rows: list[dict], meta: dict, command: str, budget: dict, planned: int,
