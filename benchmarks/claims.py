@@ -56,9 +56,18 @@ def _solved(summary: list[dict[str, Any]], method: str) -> str:
     return f"{row['seeds_succeeding']}/{row['seeds']}"
 
 
-def _fd_agreement(tasks: list[dict[str, Any]]) -> str:
-    same = sum(bool(t["landmarks_equal"] and t["orderings_equal"]) for t in tasks)
-    return f"{same}/{len(tasks)}"
+def _factories_agree(data: dict[str, Any]) -> str:
+    """``benchmarks/landmarks.py``'s summary: tasks identical to FD's of those compared, per factory."""
+    return ", ".join(f"{f} {data['summary'][f]['both_equal']}/{data['summary'][f]['compared']}"
+                     for f in ("hm", "rhw", "zg"))
+
+
+def _process_ratios(data: dict[str, Any]) -> str:
+    return ", ".join(f"{f} {data['summary'][f]['median_process_ratio']:.2f}" for f in ("hm", "rhw", "zg"))
+
+
+def _suite_read(data: dict[str, Any]) -> str:
+    return f"{data['summary']['asg_read']}/{data['summary']['tasks']} tasks"
 
 
 def _figure3(data: dict[str, Any], method: str) -> str:
@@ -101,10 +110,14 @@ def _atomic(data: dict[str, Any]) -> str:
 RESULTS = "benchmarks/results"
 FETCH = f"{RESULTS}/fetch_programs"
 CLAIMS: list[Claim] = [
-    Claim("Planning core", f"{RESULTS}/landmarks_m1_binary.json", lambda d: f"{_fd_agreement(d)} STRIPS tasks"),
-    Claim("Planning core", f"{RESULTS}/landmarks_m1_default.json", lambda d: f"{_fd_agreement(d)} with FD's default"),
-    Claim("Planning core", f"{RESULTS}/landmarks_process.json",
-          lambda d: f"{_two(d['summary']['median_in_process_ratio'])} of FD's time"),
+    Claim("Planning core", f"{RESULTS}/landmarks_ipc_suite_all.json", _suite_read),
+    Claim("Planning core", f"{RESULTS}/landmarks_ipc_suite_all.json", lambda d: f"{_factories_agree(d)} tasks"),
+    Claim("Planning core", f"{RESULTS}/landmarks_ipc_all.json", lambda d: f"{_factories_agree(d)} IPC STRIPS tasks"),
+    Claim("Planning core", f"{RESULTS}/landmarks_ipc_suite_all.json",
+          lambda d: f"{_process_ratios(d)} of FD's process time"),
+    Claim("Planning core", f"{RESULTS}/landmarks_ipc_all.json",
+          lambda d: f"{d['summary']['hm']['other_encoding_both_equal']}/{d['summary']['hm']['other_encoding_compared']}"
+                    " with FD's default encoding"),
     Claim("ASGRL, paper setting", f"{RESULTS}/figure3/figure3.json", lambda d: f"ASGRL {_figure3(d, 'asgrl')}"),
     Claim("ASGRL, paper setting", f"{RESULTS}/figure3/figure3.json",
           lambda d: f"{d['meta']['seeds']} seeds, {d['meta']['steps'] // 1000}k steps"),

@@ -216,6 +216,7 @@ def arguments() -> argparse.ArgumentParser:
     parser.add_argument("--shard", type=shard, default=(1, 1), metavar="I/N", help="every N-th task from the I-th")
     parser.add_argument("--memory-gb", type=float, default=None, help="address-space cap of the run and its processes")
     parser.add_argument("--merge", type=Path, nargs="+", metavar="JSON", help="join these shard files; run nothing")
+    parser.add_argument("--note", default=None, help="with --merge: a provenance note kept in the JSON")
     parser.add_argument("--resume", action="store_true",
                         help="keep the tasks the output file already holds (same corpus, encoding, factories)")
     parser.add_argument("--encoding", choices=("binary", "default"), default="binary",
@@ -233,7 +234,7 @@ def main() -> None:
     if args.merge:
         if args.out is None:
             parser.error("--merge needs --out")
-        print(merge(args.merge, args.out, command))
+        print(merge(args.merge, args.out, command, args.note))
         return
     if not (SHARED / args.corpus).is_dir():
         sys.exit(f"the {args.corpus} corpus is not at {SHARED / args.corpus}")
@@ -285,7 +286,7 @@ def shard(text: str) -> tuple[int, int]:
     return index, count
 
 
-def merge(files: list[Path], stem: Path, command: str) -> str:
+def merge(files: list[Path], stem: Path, command: str, note: str | None = None) -> str:
     """Join shard files (same corpus, encoding and factories) in the corpus's task order."""
     parts = [json.loads(path.read_text()) for path in files]
     meta = parts[0]["meta"]
@@ -303,7 +304,7 @@ def merge(files: list[Path], stem: Path, command: str) -> str:
     limits = {arguments().parse_args(shlex.split(source["command"])[2:]).timeout for source in sources}
     if len(limits) != 1:
         sys.exit("--merge: the files were run with different --timeout")
-    return write(stem, rows, meta, command, {"timeout_s": limits.pop()}, planned, sources, git_commit())
+    return write(stem, rows, meta, command, {"timeout_s": limits.pop()}, planned, sources, git_commit(), note)
 
 
 def resumed(stem: Path, meta: dict) -> tuple[list[dict], list[dict]]:
@@ -318,7 +319,7 @@ def resumed(stem: Path, meta: dict) -> tuple[list[dict], list[dict]]:
 
 
 def write(stem: Path, rows: list[dict], meta: dict, command: str, budget: dict, planned: int,
-          parts: list[dict], commit: str) -> str:
+          parts: list[dict], commit: str, note: str | None = None) -> str:
     """The JSON (stamped: command, commit, budget, no seeds: nothing here is random) and markdown
     files for the rows so far, each written atomically; returns the markdown."""
     summary = summarise(rows, meta["factories"])
@@ -326,6 +327,8 @@ def write(stem: Path, rows: list[dict], meta: dict, command: str, budget: dict, 
     data = stamp({"meta": meta, "summary": summary, "rows": rows}, command, budget, None, commit)
     if parts:
         data["parts"] = parts
+    if note:
+        data["provenance"] = note
     text = markdown(summary, command, data["commit"], meta["corpus"], meta["encoding"], parts)
     write_json(stem.with_suffix(".json"), data, indent=1)
     atomic_write(stem.with_suffix(".md"), text.encode())
