@@ -195,6 +195,11 @@ LANDMARKS = [
           lambda d: {"timeout_s": float(_option(d["command"], "--timeout", "120"))}, lambda d: None,
           "budget: the run's --timeout (the script's default of 120 s where the command gives none); no seeds: "
           "the factories and FD's are deterministic"),
+    Stamp("landmarks_process.json", lambda d: "python benchmarks/landmarks_process.py",
+          lambda d: {"timeout_s": 300.0, "repeats": d["summary"]["repeat"]}, lambda d: None,
+          "command as docs/planning.md gives it (every STRIPS task, the script's defaults; the file's summary "
+          "says m=1, binary encoding, 3 repeats, all 64 tasks); budget: the default 300 s per process at that "
+          "commit and the recorded repeats; no seeds: nothing random (PYTHONHASHSEED fixed for FD)"),
 ]
 
 STAMPS = [*FIGURE3, *OMITTED, *APPENDIX_F, *OTHERS, *LANDMARKS]
