@@ -23,11 +23,10 @@ cluster at ``ray_address``). Either way a cell runs :func:`train_cell`, writes t
 """
 from __future__ import annotations
 
-import contextlib
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from asg.learning.errors import ConfigError
 from asg.learning.registry import DomainBinding
 from asg.learning.results import Status
 from asg.learning.run_dir import CHECKPOINT, CONFIG, RESULT, RunDir, StageProgress, StopOnSignal, atomic_write
+from asg.learning.torch_state import torch_threads
 from asg.planning.errors import AsgError
 
 GRID_STAGE = "grid"  # the progress stage of a grid on Ray: cells done of all, running and queued in the note
@@ -262,20 +262,6 @@ def import_ray() -> Any:
     return ray
 
 
-@contextlib.contextmanager
-def cpu_share(threads: int) -> Iterator[None]:
-    """torch's intra-op threads set to a cell's CPU share, restored after (Ray sets the worker's
-    ``OMP_NUM_THREADS``, which the BLAS libraries read, to the same share)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 @dataclass(frozen=True)
 class _Outcome:
     """What a cell's task returns: its run or failure, and its files when it ran away from ``out``."""
@@ -309,7 +295,7 @@ def _cell_task(cell: Cell, cfg: TrainConfig, out: str, token: str, shipped: dict
         for name, data in (shipped or {}).items() if scratch is not None else ():
             (path / name).parent.mkdir(parents=True, exist_ok=True)
             (path / name).write_bytes(data)
-        with cpu_share(threads):
+        with torch_threads(threads):  # Ray sets OMP_NUM_THREADS (BLAS) to the same share
             run, reused = train_cell(cell, cfg, path)
         if scratch is None:
             return _Outcome(run, reused)
