@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -187,6 +188,7 @@ Outcome = tuple[Any, Path | None, str, list[tuple[str, str]]]  # result, run fol
 
 def _train_asgrl(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
     from asg.learning.asgrl.trainer import TrainRun, own_world, run_config, stage_label, train
+    from asg.learning.errors import RunFailedError
     from asg.learning.run_dir import default_run_path
 
     own = world_parts(p["domain"], p["env_id"], p["labeler"], p["model"])
@@ -215,6 +217,12 @@ def _train_asgrl(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
                        subgoals=run.subgoals)
         stages(stage_label(run.cfg), result.env_steps, run.cfg.total_steps)
         reason = result.stop_reason()
+    except RunFailedError as err:  # the world's own code raised: the run is checkpointed (asgrl.failures)
+        if not err.saved:
+            raise
+        steps = f" --steps {p['steps']}" if p["resume"] is not None and p["steps"] else ""  # not in config.json
+        raise AsgError(f"{err}; after fixing it: asg train --resume {shlex.quote(str(run.run_dir.path))}{steps}") \
+            from err
     finally:
         stages.close(reason)
     path = run.run_dir.path

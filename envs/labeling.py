@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from asg.envs.user_code import UserCodeError
 from asg.planning.errors import AsgError
 from asg.planning.task import Atom
 
@@ -34,8 +35,9 @@ class UnknownAtomError(AsgError):
     """A model names atoms that the domain's labeler cannot evaluate."""
 
 
-class LabelerEvaluationError(AsgError):
-    """A predicate of a plug-in labeler raised; names the atom and the exception."""
+class LabelerEvaluationError(UserCodeError):
+    """A predicate of a plug-in labeler raised; names the atom and the exception (``call``: ``labeler
+    atom (door-open)``, ``error``: the exception)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,8 +100,8 @@ class Labeler(Generic[S]):
                 if pred(base):
                     true.append(atom)
         except Exception as exc:
-            raise LabelerEvaluationError(
-                f"labeler {self.domain}: {atom} raised {type(exc).__name__}: {exc}") from exc
+            raise LabelerEvaluationError(f"labeler {self.domain}: {atom} raised {type(exc).__name__}: {exc}",
+                                         call=f"labeler atom {atom}", error=exc) from exc
         return frozenset(true)
 
     def check_vocabulary(self, atoms: Iterable[Atom], source: str = "model") -> None:

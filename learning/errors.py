@@ -14,3 +14,12 @@ class CheckpointError(AsgError):
 
 class DomainError(AsgError):
     """An unknown domain or a domain whose model does not fit its environment."""
+
+
+class RunFailedError(AsgError):
+    """Training stopped because the world's own code raised (``asgrl.failures``); ``saved``: a
+    checkpoint at the last consistent point was written, so the run resumes once the code is fixed."""
+
+    def __init__(self, message: str, *, saved: bool) -> None:
+        super().__init__(message)
+        self.saved = saved

@@ -21,6 +21,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from asg.envs.user_code import UserCodeError
 from asg.learning.asgrl.config import FlatConfig
 from asg.learning.asgrl.episode import EpisodeStats
 from asg.learning.asgrl.hierarchical import check_fits
@@ -60,11 +61,16 @@ class FlatLearner:
         score, steps, success = 0.0, 0, False
         agent, rng = self.agent, self.rng
         limit = min(cfg.episode_max_steps, budget)
+        failure: UserCodeError | None = None
         while steps < limit:
             a = agent.act(s, rng) if learn else agent.greedy(s)
-            obs, _, terminated, truncated, _ = env.step(a)
+            try:
+                obs, _, terminated, truncated, _ = env.step(a)
+                labels = labeler(env)
+            except UserCodeError as exc:  # the world's own code failed: the episode ends at the step before
+                failure = exc
+                break
             steps += 1
-            labels = labeler(env)
             if not learn:
                 seen |= labels
             success = self.subgoals.goal_reached(labels)
@@ -97,6 +103,8 @@ class FlatLearner:
                 agent.decay_epsilon()
             self.env_steps += steps
             self.episodes += 1
+        if failure is not None:  # raised once the episode is closed (``Learner``)
+            raise failure
         return EpisodeStats(steps, success, tuple(reached), (), tuple(sorted(str(a) for a in seen)))
 
     def state_dict(self) -> dict[str, Any]:

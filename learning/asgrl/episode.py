@@ -26,7 +26,13 @@ class EpisodeStats:
 
 
 class Learner(Protocol):
-    """A trainable agent; picklable as a whole (it holds no env and no labeler)."""
+    """A trainable agent; picklable as a whole (it holds no env and no labeler).
+
+    When the world's own code raises (a ``UserCodeError`` of its env or labeler), an episode ends at
+    the last step that completed, as a truncated one would: nothing of the failed step is learned,
+    the steps before it and the episode are counted, and then the error is raised. A failure at
+    the reset changes nothing. Either way the learner is consistent, as between episodes.
+    """
 
     subgoals: SubgoalSet
     env_steps: int

@@ -22,6 +22,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from asg.envs.user_code import UserCodeError
 from asg.learning.asgrl.clustering import KMeansAbstraction
 from asg.learning.asgrl.config import HierarchicalConfig
 from asg.learning.asgrl.diversity import SkillSet
@@ -64,6 +65,7 @@ class HierarchicalLearner:
         self.meta = MetaController(cfg.meta)
         self.env_steps = 0
         self.episodes = 0
+        self._failure: UserCodeError | None = None  # what ended the running episode, raised at its end
 
     # ------------------------------------------------------------------ helpers
     def _sid(self, obs: Any, learn: bool) -> Any:
@@ -128,7 +130,11 @@ class HierarchicalLearner:
         steps, reached, env_over = 0, False, False
         while steps < budget:
             a = skill.act(s, rng) if learn else skill.greedy(s)
-            obs, reward, terminated, truncated, info = wrapper.step(a)
+            try:
+                obs, reward, terminated, truncated, info = wrapper.step(a)
+            except UserCodeError as exc:  # the world's own code failed: the episode ends at the step before
+                self._failure, env_over = exc, True
+                break
             steps += 1
             s2 = self._sid(obs, learn)
             reached = info["subgoal"] == "reached"
@@ -157,8 +163,13 @@ class HierarchicalLearner:
         return torch_threads(1)
 
     def _episode(self, env: gym.Env, labeler: Labeler, seed: int, learn: bool, budget: int) -> EpisodeStats:
+        self._failure = None
         with self._torch_block():
-            return self._run_episode(env, labeler, seed, learn, budget)
+            stats = self._run_episode(env, labeler, seed, learn, budget)
+        failure, self._failure = self._failure, None
+        if failure is not None:  # raised once the episode is closed (``Learner``)
+            raise failure
+        return stats
 
     def _run_episode(self, env: gym.Env, labeler: Labeler, seed: int, learn: bool, budget: int) -> EpisodeStats:
         wrapper = SubgoalWrapper(env, labeler, self.subgoals, max_steps=self.cfg.skill_max_steps,

@@ -12,7 +12,10 @@ With a run folder the loop holds the folder's writer lock from start to end, and
 SIGTERM stop it at the next episode boundary (``run_dir.StopOnSignal``): it checkpoints there and
 returns status ``interrupted``; resuming then repeats the uninterrupted run exactly. A
 ``KeyboardInterrupt`` between episodes (a second signal) checkpoints too, then propagates; one in
-the middle of an episode keeps the last checkpoint, which is consistent.
+the middle of an episode keeps the last checkpoint, which is consistent. When the world's own code
+raises (its env's ``reset`` or ``step``, a labeler predicate) the run is checkpointed at its last
+consistent point and ``train`` raises a one-line ``RunFailedError`` naming the call, the episode
+and the step (``asgrl.failures``).
 """
 from __future__ import annotations
 
@@ -26,10 +29,12 @@ import numpy as np
 
 from asg import pddl_models
 from asg.envs import plugins
+from asg.envs.user_code import GuardedEnv
 from asg.envs.domains import get_domain
 from asg.learning.asgrl.config import PRESETS, TrainConfig, make_config, merge_overrides
 from asg.learning.asgrl.episode import Learner
 from asg.learning.asgrl.evaluation import epsilon_eval_seeds, eval_seeds, evaluate
+from asg.learning.asgrl.failures import FailureSite
 from asg.learning.asgrl.subgoals import SubgoalSet
 from asg.learning.configio import FieldError, override_file
 from asg.learning.errors import CheckpointError, DomainError
@@ -158,28 +163,31 @@ def train(cfg: TrainConfig, binding: DomainBinding | None = None, *, run_dir: Ru
     """Train (or resume from ``run_dir``'s checkpoint) and return the final result. ``subgoals``: the
     learner's subgoals when the caller has them (``TrainRun``); else the run folder's or the model's.
     ``progress(stage_label(cfg), env_steps, total_steps, note)`` is called after every episode."""
+    site = FailureSite()  # a failure of the world's own code is checkpointed where consistent (asgrl.failures)
     if run_dir is None:
         if resume:
             raise ValueError("resume needs a run directory")
-        return _train(cfg, binding, None, False, progress, should_stop or (lambda: False), subgoals)
+        with site.saving():
+            return _train(cfg, binding, None, False, progress, should_stop or (lambda: False), subgoals, site)
     run_dir.lock()
     try:
-        with StopOnSignal() as signalled:
+        with StopOnSignal() as signalled, site.saving():
             stop = signalled if should_stop is None else (lambda: signalled() or should_stop())
-            return _train(cfg, binding, run_dir, resume, progress, stop, subgoals)
+            return _train(cfg, binding, run_dir, resume, progress, stop, subgoals, site)
     finally:
         run_dir.unlock()
 
 
 def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | None, resume: bool,
-           progress: StageProgress | None, should_stop: Callable[[], bool], subgoals: SubgoalSet | None) -> TrainResult:
+           progress: StageProgress | None, should_stop: Callable[[], bool], subgoals: SubgoalSet | None,
+           site: FailureSite) -> TrainResult:
     binding = binding or bind_domain(cfg.domain, cfg.model)
     if subgoals is None:
         resumed = resume and run_dir is not None
         subgoals = run_dir.subgoals(cfg, binding) if resumed else make_subgoals(cfg, binding.task)
     max_steps = env_max_steps(cfg, subgoals, binding.episode_limit)
-    env = binding.make_env(max_steps=max_steps)
-    eval_env = binding.make_env(max_steps=max_steps)
+    env = GuardedEnv(binding.make_env(max_steps=max_steps))  # its failures name the call and the step
+    eval_env = GuardedEnv(binding.make_env(max_steps=max_steps))
     learner: Learner
     if resume:
         assert run_dir is not None
@@ -218,8 +226,12 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
         if run_dir is not None:
             run_dir.save_checkpoint(cfg, learner, state.to_tree())
 
-    if not state.rows:
+    site.bind(learner, state, env, eval_env, checkpoint if run_dir is not None else None)
+    if not state.rows or learner.env_steps >= state.next_eval:  # (due: a point a failure stopped, failures.py)
+        due = bool(state.rows)
         record_eval()
+        if due and cfg.early_stop_evals and state.streak >= cfg.early_stop_evals:
+            state.status = Status.SOLVED.value
     between_episodes = True  # the learner and the loop state are consistent (a safe checkpoint)
     try:
         while state.status == Status.RUNNING:
@@ -229,6 +241,7 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
             if should_stop():
                 state.status = Status.INTERRUPTED.value
                 break
+            site.before_episode()
             seed = int(state.rng.integers(2**31 - 1))
             between_episodes = False
             stats = learner.train_episode(env, binding.labeler, seed, cfg.total_steps - learner.env_steps)
@@ -470,7 +483,7 @@ def evaluate_run(path: str | Path, *, episodes: int | None = None, domain: str |
     subgoals = run.subgoals(cfg, binding)
     learner = run.load_checkpoint(cfg, binding, subgoals)["learner"]
     n = episodes or cfg.eval_episodes
-    env = binding.make_env(max_steps=env_max_steps(cfg, subgoals, binding.episode_limit))
+    env = GuardedEnv(binding.make_env(max_steps=env_max_steps(cfg, subgoals, binding.episode_limit)))
     result = evaluate(learner, env, binding.labeler, eval_seeds(cfg.seed, n))
     noisy = evaluate(learner, env, binding.labeler, epsilon_eval_seeds(cfg.seed, n), cfg.final_eval_epsilon)
     return RunEvaluation(str(run.path), cfg, learner.env_steps, result.success_rate, tuple(result.episodes),
