@@ -153,9 +153,10 @@ def train_cmd(ctx: click.Context, **params: Any) -> None:
     """Learn skills and a meta-controller from a domain's symbolic model; report success.
 
     ASGRL writes a run folder (config.json, landmarks.json, subgoals.json, metrics.csv,
-    learning_curve.png, checkpoint, result.json). Ctrl-C or SIGTERM checkpoint; --resume DIR
-    continues (exit 130 when interrupted). --domain fetch-programs trains the AlphaNPI-X pipeline
-    (goal policy, behaviour model, meta-controller) or one --stage of it.
+    learning_curve.png, model_hints.json, checkpoint, result.json) and ends with where an unsolved
+    run stalls and the top model hints (asg eval RUN --hints prints them all). Ctrl-C or SIGTERM
+    checkpoint; --resume DIR continues (exit 130 when interrupted). --domain fetch-programs trains
+    the AlphaNPI-X pipeline (goal policy, behaviour model, meta-controller) or one --stage of it.
     """
     domain = params["domain"]
     if domain is None and params["resume"] is None and params["env_id"] is None and params["labeler"] is None:
@@ -177,6 +178,8 @@ def train_cmd(ctx: click.Context, **params: Any) -> None:
     if not params["as_json"]:
         from asg.learning.run_dir import describe_files
 
+        if workflow == ASGRL and wrote is not None:
+            _echo_hints(wrote)
         if wrote is not None:
             click.echo(f"wrote {describe_files(wrote)}")
         if follow:
@@ -228,9 +231,20 @@ def _train_asgrl(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
     path = run.run_dir.path
     follow = [(f"asg eval {path}", "re-evaluate the frozen greedy policy"),
               (f"asg landmarks {run.model_name}", "the subgoals its skills were learned for")]
+    if run.run_dir.has_model_hints():
+        follow.append((f"asg eval {path} --hints", "the model hints with their evidence"))
     if "plugin" not in run.run_dir.read_config():
         follow.append((f"asg compare --domain {run.cfg.domain} --seeds 3", "against the paper's baselines"))
     return result, path, f"asg train --resume {path}", follow
+
+
+def _echo_hints(path: Path) -> None:
+    """The top model hints a run folder's training left (``model_hints.json``), where it has them."""
+    from asg.learning.run_dir import RunDir
+
+    run = RunDir(path)
+    if run.has_model_hints():
+        click.echo("\n".join(run.read_model_hints().lines(top=3, brief=True)))
 
 
 def _train_fetch(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
@@ -267,6 +281,8 @@ def _train_fetch(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
                                "domain: check that RUN_DIR holds a run of it.")
 @click.option("--episodes", type=click.IntRange(min=1), help="Episodes (default: the run's; fetch 100).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@option("--hints", is_flag=True, default=None, scope=[ASGRL],
+        help="Print the model hints the run's training left (model_hints.json) instead of evaluating.")
 @option("--suite", type=click.Choice(SUITES), scope=SUITES,
         help="fetch-programs: which programs (default atomic).")
 @option("--programs", "program_list", metavar="A,B", scope=["atomic"],
@@ -295,7 +311,11 @@ def _train_fetch(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
 @click.option("--json", "as_json", is_flag=True, help="Print the evaluation as JSON.")
 @click.pass_context
 def eval_cmd(ctx: click.Context, **params: Any) -> None:
-    """Re-evaluate a saved run's frozen greedy policy (or, with --domain fetch-programs, the Fetch programs)."""
+    """Re-evaluate a saved run's frozen greedy policy (or, with --domain fetch-programs, the Fetch programs).
+
+    --hints prints instead what the run's training saw as PDDL edits to its model, with their evidence
+    (model_hints.json; docs/asgrl.md, "Model hints from training").
+    """
     domain, run_dir = params["domain"], params["run_dir"]
     family = ASGRL if domain is None else _family(domain)
     workflow = ASGRL if family == ASGRL else params["suite"] or "atomic"
@@ -309,8 +329,13 @@ def eval_cmd(ctx: click.Context, **params: Any) -> None:
         raise AsgError(f"--domain {domain}: asg eval re-evaluates a saved run; give its folder (asg eval RUN_DIR; "
                        f"asg train --domain {domain} writes one)" if domain else
                        f"give a run directory (asg eval RUN_DIR) or --domain {DOMAIN}")
-    from asg.learning.asgrl.trainer import evaluate_run
+    from asg.learning.asgrl.trainer import evaluate_run, run_hints
 
+    if params["hints"]:
+        if params["episodes"] is not None:
+            raise AsgError("--episodes: not with --hints (it prints what training saw; nothing is evaluated)")
+        echo_result(run_hints(run_dir, domain=domain), params["as_json"])
+        return
     echo_result(evaluate_run(run_dir, episodes=params["episodes"], domain=domain), params["as_json"])
 
 

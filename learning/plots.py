@@ -32,6 +32,7 @@ class Panel:
     step: bool = False  # draw as a step function (values hold until the next point)
     markers: bool = False
     legend: bool = True
+    labels: tuple[str, ...] = ()  # legend labels, one per series (default the series' names)
 
 
 def series(rows: Sequence[dict[str, Any]], x: str, y: str) -> tuple[list[float], list[float]]:
@@ -64,7 +65,7 @@ def plot_curves(path: str | Path, rows: Sequence[dict[str, Any]], panels: Sequen
             if not xs:
                 continue
             style = panel.styles[i] if i < len(panel.styles) else "-"
-            kwargs: dict[str, Any] = {"label": name}
+            kwargs: dict[str, Any] = {"label": panel.labels[i] if i < len(panel.labels) else name}
             if panel.markers:
                 kwargs.update(marker="o", markersize=3 if panel.step else 2)
             if panel.step:

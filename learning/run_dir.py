@@ -5,8 +5,12 @@ Layout of ``runs/<domain>-<method>-seed<N>/``::
     config.json          the resolved TrainConfig (config_to_dict)
     subgoals.json        the subgoals the learner was built from (``SubgoalSet.to_json``); eval reads it
     landmarks.json       the model's landmark graph (``LandmarkGraph.to_json``; not for Plan-HRL)
-    metrics.csv          one row per evaluation point (rewritten atomically at each point)
-    learning_curve.png   greedy success rate against env steps
+    metrics.csv          one row per evaluation point (rewritten atomically at each point): success,
+                         and reached_<landmark>, the share of the point's episodes reaching each landmark
+    learning_curve.png   success rate (the curve's protocol: greedy or ε-greedy) and the landmarks reached,
+                         against env steps
+    model_hints.json     what the skills saw, as ranked PDDL edits (``asgrl.model_hints``; hierarchical
+                         learners only)
     checkpoint.npz       learner + trainer state in asg's one checkpoint format
                          (``asg.learning.checkpoint``: JSON tree + arrays, SHA-256 sealed, no pickle)
     checkpoint.json      a description of the checkpoint (format, version, env steps, SHA-256)
@@ -33,11 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from asg.learning import checkpoint as ckpt
+from asg.learning.asgrl import model_hints
 from asg.learning.asgrl.config import TrainConfig, config_from_dict, config_to_dict
+from asg.learning.asgrl.evaluation import REACHED
 from asg.learning.asgrl.subgoals import SubgoalSet
 from asg.learning.atomic import atomic_write
 from asg.learning.errors import CheckpointError, ConfigError, DomainError
 from asg.learning.registry import bind_domain, build_learner, make_subgoals
+from asg.planning.hints import HintReport
 
 try:
     import fcntl
@@ -48,7 +55,7 @@ CHECKPOINT_VERSION = ckpt.VERSION
 CHECKPOINT_KIND = "asgrl-trainer"
 CONFIG, METRICS, CURVE = "config.json", "metrics.csv", "learning_curve.png"
 CHECKPOINT, CHECKPOINT_META, RESULT, LOCK = "checkpoint.npz", "checkpoint.json", "result.json", ".lock"
-SUBGOALS, LANDMARKS = "subgoals.json", "landmarks.json"
+SUBGOALS, LANDMARKS, MODEL_HINTS = "subgoals.json", "landmarks.json", "model_hints.json"
 IDENTITY = ("domain", "method", "seed", "model", "learner")  # what config.json and a checkpoint share
 
 
@@ -398,10 +405,34 @@ class RunDir:
         """Read ``result.json``."""
         return self._read_json(RESULT)
 
-    def plot_curve(self, rows: Sequence[dict[str, Any]], title: str) -> Path:
-        """Draw ``learning_curve.png`` (greedy success vs env steps)."""
+    def write_model_hints(self, report: HintReport, run: dict[str, Any]) -> None:
+        """Write ``model_hints.json`` (``model_hints.to_file``: schema, version, the run, the report)."""
+        atomic_write_json(self.path / MODEL_HINTS, model_hints.to_file(report, run))
+
+    def has_model_hints(self) -> bool:
+        """Whether the run left ``model_hints.json``."""
+        return (self.path / MODEL_HINTS).is_file()
+
+    def read_model_hints(self) -> model_hints.RunHints:
+        """``model_hints.json``, checked (schema, version, content); ``CheckpointError`` when absent or
+        not one."""
+        path = self.path / MODEL_HINTS
+        if not path.is_file():
+            raise CheckpointError(f"{self.path}: no {MODEL_HINTS} (a run of a hierarchical learner writes it at its "
+                                  "end; runs older than it have none)")
+        data = self._read_json(MODEL_HINTS)
+        return model_hints.RunHints(str(self.path), data, model_hints.from_file(data, str(path)))
+
+    def plot_curve(self, rows: Sequence[dict[str, Any]], title: str, protocol: str = "greedy") -> Path:
+        """Draw ``learning_curve.png``: success against env steps, and beside it the share of episodes
+        reaching each landmark (the ``reached_<landmark>`` columns); ``protocol`` names the evaluation."""
         from asg.learning.plots import Panel, plot_curves
 
-        panel = Panel("env_steps", ("success_rate",), "environment steps", "greedy success rate",
-                      ylim=(-0.05, 1.05), step=True, markers=True)
-        return plot_curves(self.path / CURVE, rows, [panel], title, panel_size=(6.0, 3.5))
+        panels = [Panel("env_steps", ("success_rate",), "environment steps", f"{protocol} success rate",
+                        ylim=(-0.05, 1.05), step=True, markers=True)]
+        reached = tuple(dict.fromkeys(k for row in rows for k in row if k.startswith(REACHED)))
+        if reached:
+            panels.append(Panel("env_steps", reached, "environment steps", "share of episodes reaching",
+                                styles=tuple(("-", "--", ":", "-.")[i % 4] for i in range(len(reached))),
+                                ylim=(-0.05, 1.05), step=True, labels=tuple(k[len(REACHED):] for k in reached)))
+        return plot_curves(self.path / CURVE, rows, panels, title, panel_size=(6.0, 3.5))

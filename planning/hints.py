@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import networkx as nx
 
@@ -110,6 +110,9 @@ class Hint:
     """Traces of any kind where the situation occurs, and those agreeing with the hint."""
     examples: tuple[tuple[str, int], ...]
     """(trace, step): where a goal-reaching trace shows it."""
+    evidence: str = ""
+    """The evidence in words where it is not counted in traces (hints from a learner's skills,
+    ``asg.planning.segment_hints``); empty: the traces' counts."""
 
     def rank_key(self) -> tuple:
         return (-self.support, KINDS.index(self.kind), -self.confidence, tuple(map(str, self.edits)))
@@ -117,11 +120,21 @@ class Hint:
     def lines(self) -> list[str]:
         where = ", ".join(f"{t}@{s}" for t, s in self.examples)
         main = next(e for e in self.edits if e.op not in ("declare", "add-action"))  # what the hint is for
+        evidence = self.evidence or (f"{self.support} of {self.goal_traces} goal-reaching traces ({where}); "
+                                     f"{self.agree} of {self.occurrences} traces agree")
         return [f"[{self.kind}] {main}",
                 *(f"    and {e}" for e in self.edits if e is not main),
                 f"    why: {self.reason}",
-                f"    evidence: {self.support} of {self.goal_traces} goal-reaching traces ({where}); "
-                f"{self.agree} of {self.occurrences} traces agree; confidence {self.confidence:.2f}"]
+                f"    evidence: {evidence}; confidence {self.confidence:.2f}"]
+
+    @classmethod
+    def from_json(cls, data: dict) -> Hint:
+        """Rebuild from an entry of ``HintReport.to_json()["hints"]``."""
+        edits = tuple(Edit(str(e["op"]), str(e["action"]), str(e["atom"]), tuple(e.get("precondition", ())),
+                           tuple(e.get("also", ()))) for e in data["edit_ops"])
+        kept = {k: v for k, v in data.items() if k not in ("edits", "edit_ops")}
+        return cls(**{**kept, "edits": edits, "atoms": tuple(data["atoms"]),
+                      "examples": tuple(tuple(e) for e in data["examples"])})
 
 
 @dataclass(frozen=True)
@@ -135,8 +148,14 @@ class HintReport:
     hints: tuple[Hint, ...] = ()
     more_episodes: int | None = None
     """With too few goal-reaching traces: about how many more random episodes to run (None: the
-    random episodes gave no rate to estimate it from)."""
+    random episodes gave no rate to estimate it from); for hints from skills, about how many more
+    training episodes the next hint needs."""
     message: str = ""
+    title: str = "repair hints"
+    basis: str = ""
+    """What the hints were read from and what each needs, in words (empty: the goal-reaching traces)."""
+    notes: tuple[str, ...] = ()
+    """Lines printed after the hints: what was seen but not asserted, and why."""
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -145,15 +164,30 @@ class HintReport:
             raw["edit_ops"] = [asdict(e) for e in hint.edits]
         return data
 
-    def lines(self) -> list[str]:
+    @classmethod
+    def from_json(cls, data: dict) -> HintReport:
+        """Rebuild from :meth:`to_json` output (``KeyError`` / ``TypeError`` when it is not one)."""
+        names = {f.name for f in fields(cls)}
+        kept = {k: v for k, v in data.items() if k in names}
+        return cls(**{**kept, "hints": tuple(Hint.from_json(h) for h in data["hints"]),
+                      "notes": tuple(data.get("notes", ()))})
+
+    def lines(self, top: int | None = None, brief: bool = False) -> list[str]:
+        """The report for a terminal; ``top``: only the first hints (and notes); ``brief``: each hint's
+        main edit only."""
+        notes = [f"  {note}" for note in self.notes[:top]]
         if self.status != "ok":
-            return [f"repair hints: {self.message}"]
-        head = (f"repair hints ({len(self.hints)}, from {self.goal_traces} goal-reaching traces; "
-                f"each needs at least {self.min_goal_traces}):")
+            return [f"{self.title}: {self.message}", *notes]
+        basis = self.basis or (f"from {self.goal_traces} goal-reaching traces; each needs at least "
+                               f"{self.min_goal_traces}")
+        head = f"{self.title} ({len(self.hints)}, {basis}):"
         if not self.hints:
-            return [head.rstrip(":") + ": none (every goal-reaching trace agrees with the model)"]
-        return [head, *(f"  {k}. {line}" if i == 0 else f"     {line}"
-                        for k, hint in enumerate(self.hints, 1) for i, line in enumerate(hint.lines()))]
+            why = self.message or "every goal-reaching trace agrees with the model"
+            return [head.rstrip(":") + f": none ({why})", *notes]
+        shown = self.hints[:top]
+        more = [f"  ... {len(self.hints) - len(shown)} more"] if len(shown) < len(self.hints) else []
+        return [head, *(f"  {k}. {line}" if i == 0 else f"     {line}" for k, hint in enumerate(shown, 1)
+                        for i, line in enumerate(hint.lines()[:1 if brief else None])), *more, *notes]
 
 
 # ----------------------------------------------------------------------------- evidence

@@ -372,6 +372,10 @@ def work_stubs(session: Session, filled: set[str]) -> Iterator[None]:
         _need(run_dir, "RUN_DIR", filled)
         raise Stop
 
+    def run_hints(run_dir: Path, **kwargs: object) -> None:
+        _need(run_dir, "RUN_DIR", filled)
+        raise Stop
+
     def stage(name: str):  # one fetch-programs stage: its folder and the file it writes there
         def train(folder: Path, *args: object, resume: bool = False, **kwargs: object) -> None:
             if resume:
@@ -402,7 +406,8 @@ def work_stubs(session: Session, filled: set[str]) -> Iterator[None]:
                 (program_view, "library_text", stop), (program_view, "library_json", stop),
                 (program_view, "draw_hierarchy", stop), (trainer, "own_world", own_world),
                 (trainer.TrainRun, "create", create), (trainer.TrainRun, "resume", resume),
-                (trainer, "evaluate_run", evaluate_run), (experiments, "run_grid", run_grid),
+                (trainer, "evaluate_run", evaluate_run), (trainer, "run_hints", run_hints),
+                (experiments, "run_grid", run_grid),
                 (fp, "train_pipeline", pipeline), (fp, "train_goal_policy", stage("goal-policy")),
                 (fp, "train_behaviour_model", stage("behaviour-model")),
                 (fp, "train_meta_controller", stage("meta-controller")), (fp, "_evaluate_non_atomic", non_atomic),

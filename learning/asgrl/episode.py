@@ -18,6 +18,10 @@ class EpisodeStats:
     reached: tuple[str, ...] = ()
     skills: tuple[tuple[str, int], ...] = ()  # (subgoal, skill) run, hierarchical learners only
     seen: tuple[str, ...] = ()  # every labeler atom true at some step (greedy episodes only)
+    # Each skill run, hierarchical learners only: (subgoal, labeler atoms true where it started,
+    # those true where it reached its subgoal or None when it failed); what model hints read
+    # (``asgrl.model_hints``). Not in ``to_json``.
+    segments: tuple[tuple[str, frozenset[Any], frozenset[Any] | None], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""

@@ -22,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 
 from asg.learning.asgrl.episode import EpisodeStats, Learner
-from asg.learning.asgrl.subgoals import Labeler
+from asg.learning.asgrl.subgoals import Labeler, SubgoalSet
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,39 @@ class EvalResult:
     def mean_reached(self) -> float:
         """Mean number of subgoals reached per episode."""
         return float(np.mean([len(e.reached) for e in self.episodes])) if self.episodes else 0.0
+
+
+REACHED = "reached_"  # metrics.csv: reached_<landmark>, the share of a point's episodes reaching it
+
+
+def reached_rates(result: EvalResult, subgoals: SubgoalSet) -> dict[str, float]:
+    """``reached_<landmark>`` -> the share of ``result``'s episodes that reached it (in subgoal order; a
+    goal subgoal counts as reached in a successful episode, which flat learners do not list)."""
+    n = len(result.episodes) or 1
+    return {REACHED + sg.name: round(sum(sg.name in e.reached or (sg.goal and e.success)
+                                         for e in result.episodes) / n, 4) for sg in subgoals.subgoals}
+
+
+def protocol(curve_eval: str, epsilon: float) -> str:
+    """The name of a curve's evaluation protocol: ``greedy`` or ``ε-greedy (ε = 0.05)``."""
+    return "greedy" if curve_eval == "greedy" else f"ε-greedy (ε = {epsilon:g})"
+
+
+def stall_line(reached: dict[str, int], episodes: int, success: float, what: str = "evaluation") -> str | None:
+    """Where an unsolved run stops, for a terminal: ``stalled: ...`` when a landmark is reached in every
+    episode and the next one (in subgoal order) in none, else every landmark's count; None when
+    solved. ``reached``: landmark -> episodes reaching it; ``what``: the episodes' protocol."""
+    if success >= 1.0 or not reached:
+        return None
+    names = list(reached)
+    first = next((i for i, name in enumerate(names) if reached[name] == 0), None)
+    if first == 0:
+        return f"stalled: reached {names[0]} (the first landmark) in 0/{episodes} {what} episodes"
+    if first is not None and reached[names[first - 1]] == episodes:
+        return (f"stalled: reached {names[first - 1]} in {episodes}/{episodes} {what} episodes, "
+                f"{names[first]} in 0/{episodes}")
+    counts = ", ".join(f"{name} {k}/{episodes}" for name, k in reached.items())
+    return f"landmarks reached in {episodes} {what} episodes: {counts}"
 
 
 def eval_seeds(seed: int, episodes: int) -> list[int]:

@@ -182,10 +182,13 @@ class HierarchicalLearner:
         steps, score, success = 0, 0.0, False
         actions = self._actions(achieved)
         came_from: tuple[int, int] | None = None  # (subgoal, state id) where the last skill reached its landmark
+        segments: list[tuple[int, frozenset, frozenset | None]] = []  # (subgoal, labels at start, at success)
         while actions:
             state = self._meta_state(history, achieved, s)
             g, z = self.meta.choose(state, actions, self.rng, greedy=not learn)
+            start = wrapper.labels
             reached, s, n, env_over = self._run_skill(wrapper, g, z, s, achieved, learn, budget - steps)
+            segments.append((g, start, wrapper.labels if reached else None))
             steps += n
             if learn and self.cfg.dead_end_after:
                 if came_from is not None:
@@ -210,7 +213,8 @@ class HierarchicalLearner:
         names = self.subgoals.names()
         return EpisodeStats(steps, success, tuple(names[g] for g in achieved),
                             tuple((names[g], z) for g, z in history),
-                            tuple(sorted(str(a) for a in wrapper.seen)))
+                            tuple(sorted(str(a) for a in wrapper.seen)),
+                            tuple((names[g], start, end) for g, start, end in segments))
 
     def train_episode(self, env: gym.Env, labeler: Labeler, seed: int, budget: int) -> EpisodeStats:
         """One meta episode that acts, learns online and spends at most ``budget`` env steps."""

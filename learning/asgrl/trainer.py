@@ -31,9 +31,18 @@ from asg import pddl_models
 from asg.envs import plugins
 from asg.envs.user_code import GuardedEnv
 from asg.envs.domains import get_domain
-from asg.learning.asgrl.config import PRESETS, TrainConfig, make_config, merge_overrides
+from asg.learning.asgrl import model_hints
+from asg.learning.asgrl.config import PRESETS, HierarchicalConfig, TrainConfig, make_config, merge_overrides
 from asg.learning.asgrl.episode import Learner
-from asg.learning.asgrl.evaluation import epsilon_eval_seeds, eval_seeds, evaluate
+from asg.learning.asgrl.evaluation import (
+    REACHED,
+    epsilon_eval_seeds,
+    eval_seeds,
+    evaluate,
+    protocol,
+    reached_rates,
+    stall_line,
+)
 from asg.learning.asgrl.failures import FailureSite
 from asg.learning.asgrl.subgoals import SubgoalSet
 from asg.learning.configio import FieldError, override_file
@@ -65,6 +74,7 @@ class TrainerState:
     recent: list[bool] = field(default_factory=list)  # successes of the last 20 training episodes
     status: str = Status.RUNNING.value  # running | finished | solved | interrupted (plain: checkpointed)
     last_episode: dict[str, Any] | None = None  # first greedy episode of the latest evaluation
+    evidence: model_hints.Evidence = field(default_factory=dict)  # skill runs per landmark state (model hints)
 
     def to_tree(self) -> dict[str, Any]:
         """The state as plain data for ``asg.learning.checkpoint``."""
@@ -74,6 +84,7 @@ class TrainerState:
     def from_tree(cls, data: dict[str, Any], where: str) -> TrainerState:
         """Rebuild from :meth:`to_tree` output; ``CheckpointError`` naming ``where`` when malformed."""
         names = {f.name for f in fields(cls)}
+        data = {"evidence": {}, **data}  # absent in checkpoints before model hints
         if set(data) != names or not isinstance(data["rng"], np.random.Generator):
             raise CheckpointError(f"{where}: corrupt checkpoint (trainer state fields)")
         return cls(**data)
@@ -102,6 +113,8 @@ class TrainResult:
     epsilon: float | None = None
     epsilon_episodes: int | None = None
     curve_eval: str = "greedy"
+    # (landmark, episodes of the last curve point reaching it), in subgoal order (where a run stalls)
+    reached: tuple[tuple[str, int], ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The ``result.json`` content."""
@@ -112,31 +125,37 @@ class TrainResult:
                 "status": str(self.status), "run_dir": self.run_dir, "final_episode": self.final_episode,
                 "greedy_success_rate": self.greedy_success_rate,
                 "epsilon_success_rate": self.epsilon_success_rate, "epsilon": self.epsilon,
-                "epsilon_episodes": self.epsilon_episodes, "curve_eval": self.curve_eval}
+                "epsilon_episodes": self.epsilon_episodes, "curve_eval": self.curve_eval,
+                "reached": None if self.reached is None else [list(pair) for pair in self.reached]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TrainResult:
         """Rebuild from ``to_json`` output (keys a older result.json lacks take the defaults)."""
         names = {f.name for f in fields(cls)}
         kept = {k: v for k, v in data.items() if k in names}
+        if kept.get("reached") is not None:
+            kept["reached"] = tuple((str(name), int(n)) for name, n in kept["reached"])
         return cls(**{**kept, "status": Status.parse(kept["status"])})
 
     def stop_reason(self) -> str:
         """Why training ended where it did (the progress bar's last word)."""
+        how = protocol(self.curve_eval, self.epsilon or 0.0)
         if self.status == Status.SOLVED:
-            return f"solved (greedy success {self.success_rate:.2f}), stopped early"
+            return f"solved ({how} success {self.success_rate:.2f}), stopped early"
         if self.status == Status.INTERRUPTED:
             return "interrupted, checkpoint saved"
-        return f"step budget reached (greedy success {self.success_rate:.2f})"
+        return f"step budget reached ({how} success {self.success_rate:.2f})"
 
     def lines(self) -> list[str]:
         """The outcome for a terminal."""
         first = (f", first success at {self.steps_to_success} steps" if self.steps_to_success is not None
                  else ", never solved")
+        how = protocol(self.curve_eval, self.epsilon or 0.0)
         out = [f"{self.domain} / {self.method} / seed {self.seed}: success {self.success_rate:.2f} over "
-               f"{self.eval_episodes} greedy episodes, {self.env_steps} env steps, {self.wall_seconds:.1f} s"
+               f"{self.eval_episodes} {how} episodes, {self.env_steps} env steps, {self.wall_seconds:.1f} s"
                f"{first} [{self.status}]"]
-        return out + ([f"run directory: {self.run_dir}"] if self.run_dir else [])
+        stall = stall_line(dict(self.reached or ()), self.eval_episodes, self.success_rate, f"{how} evaluation")
+        return out + ([stall] if stall else []) + ([f"run directory: {self.run_dir}"] if self.run_dir else [])
 
 
 def _eval_row(learner: Learner, env: Any, binding: DomainBinding, cfg: TrainConfig, state: TrainerState,
@@ -149,7 +168,7 @@ def _eval_row(learner: Learner, env: Any, binding: DomainBinding, cfg: TrainConf
             "success_rate": result.success_rate, "mean_reached": round(result.mean_reached, 4),
             "eval_steps": round(result.mean_steps, 2),
             "train_success": round(sum(recent) / len(recent), 4) if recent else 0.0,
-            "wall_seconds": round(wall, 3)}
+            "wall_seconds": round(wall, 3), **reached_rates(result, learner.subgoals)}
 
 
 def stage_label(cfg: TrainConfig) -> str:
@@ -246,6 +265,7 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
             between_episodes = False
             stats = learner.train_episode(env, binding.labeler, seed, cfg.total_steps - learner.env_steps)
             state.recent = (state.recent + [stats.success])[-20:]
+            model_hints.record(state.evidence, stats)
             between_episodes = True
             if progress is not None:
                 progress(stage_label(cfg), learner.env_steps, cfg.total_steps,
@@ -275,11 +295,22 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
                          state.steps_to_success, Status.parse(state.status),
                          str(run_dir.path) if run_dir is not None else None, state.last_episode,
                          greedy, final_eps.success_rate, cfg.final_eval_epsilon, cfg.final_eval_episodes,
-                         cfg.curve_eval)
+                         cfg.curve_eval, _reached(state.rows[-1], cfg.eval_episodes))
     if run_dir is not None:
         run_dir.write_result(result.to_json())
-        run_dir.plot_curve(state.rows, f"{cfg.domain} / {cfg.method} / seed {cfg.seed}")
+        run_dir.plot_curve(state.rows, f"{cfg.domain} / {cfg.method} / seed {cfg.seed}",
+                           protocol(cfg.curve_eval, cfg.final_eval_epsilon))
+        if isinstance(cfg.learner, HierarchicalConfig):
+            report = model_hints.hints_report(state.evidence, binding.task, subgoals, learner.episodes,
+                                              model_hints.hint_config(cfg.learner.dead_end_after))
+            run_dir.write_model_hints(report, {"domain": cfg.domain, "method": cfg.method, "seed": cfg.seed,
+                                               "model": binding.model_path, "env_steps": learner.env_steps})
     return result
+
+
+def _reached(row: dict[str, Any], episodes: int) -> tuple[tuple[str, int], ...]:
+    """A curve point's ``reached_<landmark>`` shares as episode counts."""
+    return tuple((k[len(REACHED):], round(float(v) * episodes)) for k, v in row.items() if k.startswith(REACHED))
 
 
 PLUGIN = "plugin"  # config.json: the command-line parts of a plug-in world (env, labeler, model)
@@ -488,3 +519,13 @@ def evaluate_run(path: str | Path, *, episodes: int | None = None, domain: str |
     noisy = evaluate(learner, env, binding.labeler, epsilon_eval_seeds(cfg.seed, n), cfg.final_eval_epsilon)
     return RunEvaluation(str(run.path), cfg, learner.env_steps, result.success_rate, tuple(result.episodes),
                          noisy.success_rate)
+
+
+def run_hints(path: str | Path, *, domain: str | None = None) -> model_hints.RunHints:
+    """The model hints the run in ``path`` left (``model_hints.json``); ``domain``: refuse a run of
+    another domain (``DomainError``); ``CheckpointError`` when the folder has none."""
+    run = RunDir.open(path)
+    saved = run.read_config().get("config", {}).get("domain")
+    if domain is not None and saved != domain:
+        raise DomainError(f"domain {domain}: {path} holds a run of {saved}")
+    return run.read_model_hints()
