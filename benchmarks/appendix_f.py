@@ -19,22 +19,29 @@ the output: a per-domain ``k_overrides`` entry naming a subgoal the complete mod
     python benchmarks/appendix_f.py --part f3 --seeds 10
     python benchmarks/appendix_f.py --part stop --seeds 5   # ASGRL-Curriculum, Sec. 4.2 stop on/off
 
-Writes ``benchmarks/results/appendix_f/<part>.json`` and ``<part>.md`` (after every cell, so an
-interrupted grid keeps what it measured). Runs are sequential (two cores).
+Writes ``benchmarks/results/appendix_f/<part>.json`` and ``<part>.md`` (again as each setting's
+seeds finish, so an interrupted grid keeps what it measured). The cells go through the one grid
+runner, ``grid.run_cells``: one after another here, or on Ray with ``--jobs N`` or
+``--ray-address ADDR`` (as ``asg compare`` takes them; the run folders then go to ``--out``, or a
+temporary folder without it).
 """
 from __future__ import annotations
 
 import argparse
 import sys
-import time
+import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from provenance import command_line, stamp, write_json
 
+from asg.cli.options import add_grid_arguments, grid_arguments
+from asg.cli.progress import Stages
 from asg.envs.domains import DOMAINS
 from asg.learning.asgrl.config import make_config
-from asg.learning.asgrl.experiments import run_grid, summarize
+from asg.learning.asgrl.experiments import summarize
+from asg.learning.asgrl.grid import Cell, GridRun, run_cells
 from asg.learning.asgrl.subgoals import landmark_subgoals
 from asg.learning.registry import bind_domain
 from asg.learning.run_dir import RunDir
@@ -94,77 +101,127 @@ def write(part: str, rows: list[dict[str, Any]], args: argparse.Namespace, seeds
     (RESULTS / f"{part}.md").write_text("\n".join(lines) + "\n")
 
 
-def _report(domain: str, label: str, runs: list[Any]) -> None:
-    for run in runs:
-        r = run.result
-        print(f"{domain:13s} {label:22s} seed {run.seed:2d}: success {r.success_rate:.2f} "
-              f"first@{r.steps_to_success} steps {r.env_steps} wall {r.wall_seconds:.1f}s [{r.status}]", flush=True)
+def _report(run: GridRun, reused: bool = False) -> None:
+    r = run.result
+    print(f"{r.domain:13s} {run.group:28s} {run.method:17s} seed {run.seed:2d}: success {r.success_rate:.2f} "
+          f"first@{r.steps_to_success} steps {r.env_steps} wall {r.wall_seconds:.1f}s [{r.status}]", flush=True)
+
+
+def run_part(args: argparse.Namespace, cells: list[Cell], heard: Callable[[dict[int, GridRun]], None],
+             out: Path | None = None) -> dict[int, GridRun]:
+    """Run the part's cells through the one grid runner, in ``out`` (default ``--out``; a temporary
+    folder on Ray without it); ``heard(runs)`` after each cell with every run so far by cell index."""
+    where = args.where
+    if out is None and args.out is not None:
+        out = args.out
+    if out is None and (where["jobs"] is not None or where["ray_address"] is not None):
+        out = Path(tempfile.mkdtemp(prefix="appendix_f_"))
+    index = {(cell.group, cell.method, cell.seed): i for i, cell in enumerate(cells)}
+    runs: dict[int, GridRun] = {}
+
+    def done(run: GridRun, reused: bool) -> None:
+        runs[index[(run.group, run.method, run.seed)]] = run
+        _report(run, reused)
+        heard(runs)
+
+    stages = Stages()
+    try:
+        run_cells(cells, out, progress=stages, on_done=done, **where)
+    finally:
+        stages.close()
+    return runs
+
+
+def settings(cells: Sequence[Cell], runs: dict[int, GridRun],
+             seeds: Sequence[int] | None = None) -> list[tuple[Cell, list[GridRun]]]:
+    """Each setting (group and method, in cell order) whose cells (of ``seeds``, default all) have
+    all ended, with its runs in seed order, as its first cell stands for it."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, cell in enumerate(cells):
+        if seeds is None or cell.seed in seeds:
+            groups.setdefault((cell.group, cell.method), []).append(i)
+    return [(cells[members[0]], [runs[i] for i in sorted(members, key=lambda i: cells[i].seed)])
+            for members in groups.values() if all(i in runs for i in members)]
 
 
 def part_f2(args: argparse.Namespace, seeds: list[int]) -> list[dict[str, Any]]:
     """ASGRL, Plan-HRL, Landmark-HRL on every world's complete model."""
-    rows: list[dict[str, Any]] = []
+    cells, notes = [], {}
     for domain in args.domains or F2_DOMAINS:
         model = DOMAINS[domain].complete_model_path()
-        binding = bind_domain(domain, model)
-        names = landmark_subgoals(binding.task).names()
+        names = landmark_subgoals(bind_domain(domain, model).task).names()
         for method in args.methods or F2_METHODS:
             overrides, dropped = kept_k_overrides(domain, method, names)
-            note = f"k_overrides dropped: {', '.join(dropped)} (not a landmark of the model)" if dropped else ""
-            start = time.perf_counter()
-            runs = run_grid(domain, [method], seeds, args.out / "f2" / domain if args.out else None,
-                            steps=args.steps, overrides=overrides or None, model=str(model), binding=binding)
-            _report(domain, method, runs)
-            print(f"  ({domain} {method}: {time.perf_counter() - start:.0f} s)", flush=True)
-            rows.append(_row(domain, method, summarize(runs)[0], runs, note))
+            notes[(domain, method)] = (f"k_overrides dropped: {', '.join(dropped)} (not a landmark of the model)"
+                                       if dropped else "")
+            cells += [Cell(domain, method, seed, steps=args.steps, overrides=overrides or None, model=str(model),
+                           group=f"f2/{domain}") for seed in seeds]
+    rows: list[dict[str, Any]] = []
+
+    def heard(runs: dict[int, GridRun]) -> None:
+        ended = settings(cells, runs)
+        if len(ended) > len(rows):  # a setting's seeds have all finished
+            rows[:] = [_row(cell.domain, cell.method, summarize(mine)[0], mine, notes[(cell.domain, cell.method)])
+                       for cell, mine in ended]
             write("f2", rows, args)
+    run_part(args, cells, heard)
     return rows
+
+
+def meta_state(cell: Cell) -> str:
+    """The meta-state an F.3 cell sets."""
+    return (cell.overrides or {})["learner"]["meta"]["state"]
 
 
 def part_f3(args: argparse.Namespace, seeds: list[int]) -> list[dict[str, Any]]:
     """ASGRL with the history and the low-level meta-state on the paper's four tasks.
 
     Seeds are the outer loop (seed 0 on every domain and meta-state, then seed 1, ...) and the
-    files are rewritten after every seed, so a grid cut short compares equal seed sets."""
+    files are rewritten as each seed ends everywhere, so a grid cut short compares equal seed sets."""
     domains = args.domains or F3_DOMAINS
-    bindings = {domain: bind_domain(domain) for domain in domains}
-    done: dict[tuple[str, str], list[Any]] = {(d, s): [] for d in domains for s in F3_STATES}
+    cells = [Cell(domain, "asgrl", seed, steps=args.steps, overrides={"learner": {"meta": {"state": state}}},
+                  group=f"f3/{domain}/{state}") for seed in seeds for domain in domains for state in F3_STATES]
     rows: list[dict[str, Any]] = []
-    for seed in seeds:
-        for domain in domains:
-            for state in F3_STATES:
-                out = args.out / "f3" / domain / state if args.out else None
-                runs = run_grid(domain, ["asgrl"], [seed], out, steps=args.steps, binding=bindings[domain],
-                                overrides={"learner": {"meta": {"state": state}}})
-                _report(domain, f"asgrl meta-state={state}", runs)
-                done[(domain, state)].extend(runs)
-        rows = [_row(d, f"asgrl meta-state={s}", summarize(runs)[0], runs, "")
-                for (d, s), runs in done.items() if runs]
-        write("f3", rows, args, seeds_done=seed - seeds[0] + 1)
+    written = [0]  # seeds in the files
+
+    def heard(runs: dict[int, GridRun]) -> None:
+        complete = 0  # the first seeds that ended on every domain and meta-state
+        while complete < len(seeds) and all(i in runs for i, c in enumerate(cells) if c.seed == seeds[complete]):
+            complete += 1
+        if complete > written[0]:
+            rows[:] = [_row(cell.domain, f"asgrl meta-state={meta_state(cell)}", summarize(mine)[0], mine, "")
+                       for cell, mine in settings(cells, runs, seeds[:complete])]
+            written[0] = complete
+            write("f3", rows, args, seeds_done=complete)
+    run_part(args, cells, heard)
     return rows
 
 
 def part_stop(args: argparse.Namespace, seeds: list[int]) -> list[dict[str, Any]]:
     """ASGRL-Curriculum with and without the Sec. 4.2 stop; the final k of each landmark per run."""
-    import tempfile
-
+    root = args.out or Path(tempfile.mkdtemp(prefix="appendix_f_stop_"))
+    cells = [Cell(domain, "asgrl-curriculum", seed, steps=args.steps,
+                  overrides={"learner": {"diversity": {"stop_on_no_new_terminal": stop}}},
+                  group=f"stop/{domain}/stop-{int(stop)}")
+             for domain in args.domains or F3_DOMAINS for stop in (True, False) for seed in seeds]
     rows: list[dict[str, Any]] = []
-    root = args.out / "stop" if args.out else Path(tempfile.mkdtemp(prefix="appendix_f_stop_"))
-    for domain in args.domains or F3_DOMAINS:
-        binding = bind_domain(domain)
-        for stop in (True, False):
-            out = root / domain / f"stop-{int(stop)}"
-            runs = run_grid(domain, ["asgrl-curriculum"], seeds, out, steps=args.steps, binding=binding,
-                            overrides={"learner": {"diversity": {"stop_on_no_new_terminal": stop}}})
-            label = f"asgrl-curriculum stop={'on' if stop else 'off'}"
-            _report(domain, label, runs)
+
+    def heard(runs: dict[int, GridRun]) -> None:
+        ended = settings(cells, runs)
+        if len(ended) == len(rows):
+            return
+        rows[:] = []
+        for cell, mine in ended:
             ks = []
-            for run in runs:
-                learner = RunDir.open(out / "asgrl-curriculum" / f"seed{run.seed}").load_checkpoint()["learner"]
+            for run in mine:
+                learner = RunDir.open(root / cell.group / cell.method / f"seed{run.seed}").load_checkpoint()["learner"]
                 ks.append(" ".join(f"{name}={k}" for name, k in learner.skill_counts().items()))
-            rows.append(_row(domain, label, summarize(runs)[0], runs, "final k: " + "; ".join(
-                f"seed {s}: {k}" for s, k in zip(seeds, ks))))
-            write("stop", rows, args)
+            stop = (cell.overrides or {})["learner"]["diversity"]["stop_on_no_new_terminal"]
+            label = f"asgrl-curriculum stop={'on' if stop else 'off'}"
+            rows.append(_row(cell.domain, label, summarize(mine)[0], mine, "final k: " + "; ".join(
+                f"seed {run.seed}: {k}" for run, k in zip(mine, ks))))
+        write("stop", rows, args)
+    run_part(args, cells, heard, root)
     return rows
 
 
@@ -177,7 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--steps", type=int, default=None, help="env-step budget (default 500000)")
     parser.add_argument("--out", type=Path, default=None, help="keep run directories here")
+    add_grid_arguments(parser)
     args = parser.parse_args(argv)
+    args.where = grid_arguments(parser, args)
     args.command = command_line(__file__, argv)  # written into each part's JSON
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     {"f2": part_f2, "f3": part_f3, "stop": part_stop}[args.part](args, seeds)

@@ -3,10 +3,13 @@
     python benchmarks/figure3.py --preset paper --seeds 10 --steps 500000 \
         --domains household-v1,household-v2,minecraft,mario --methods all --out runs/figure3
 
-Runs go to ``<out>/<domain>/<method>/seed<N>/`` through ``experiments.run_grid`` with ``reuse``:
-a finished run of the same resolved config is read back, an interrupted one resumed, so the
-command continues where it stopped (Ctrl-C checkpoints the current run). Seeds are the outer loop,
-so an unfinished grid has the same seeds in every cell. Progress with an ETA goes to stderr.
+Runs go to ``<out>/<domain>/<method>/seed<N>/`` through the one grid runner, ``grid.run_cells``,
+with ``reuse``: a finished run of the same resolved config is read back, an interrupted one
+resumed, so the command continues where it stopped (Ctrl-C checkpoints the running cells). The
+cells run one after another here, or on Ray (``--jobs N``, ``--ray-address ADDR``, as ``asg
+compare`` takes them). Seeds are the outer loop, so an unfinished grid has the same seeds in every
+cell. Progress goes to stderr as ``asg compare`` shows it (``cli.progress.Stages``), and a line
+for each finished cell.
 
 Each finished run is also kept as a record in the results folder (committed):
 ``<results>/seeds/<name>/<domain>/<method>/seed<N>.json`` holds its resolved config, its
@@ -30,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,9 +40,12 @@ from typing import Any
 import numpy as np
 from provenance import command_line, stamp
 
+from asg.cli.options import add_grid_arguments, grid_arguments
+from asg.cli.progress import Stages
 from asg.learning.asgrl.config import PRESETS, TrainConfig, config_from_dict, config_to_dict
 from asg.learning.asgrl.evaluation import curve_on_grid, mean_band, step_grid
-from asg.learning.asgrl.experiments import GridRun, finished_run, grid_config, run_grid, summarize
+from asg.learning.asgrl.experiments import summarize
+from asg.learning.asgrl.grid import Cell, GridRun, cell_configs, finished_run, run_cells
 from asg.learning.asgrl.trainer import TrainResult
 from asg.learning.checkpoint import read_json
 from asg.learning.errors import ConfigError
@@ -94,28 +99,33 @@ def read_record(path: Path, config: dict[str, Any], key: dict[str, Any]) -> Grid
     return GridRun(result.method, result.seed, result, tuple(data["curve"] or ()))
 
 
+def grid_cells(domains: Sequence[str], methods: Sequence[str], seeds: Sequence[int], *, preset: str,
+               steps: int | None, overrides: dict[str, Any] | None) -> list[Cell]:
+    """Every cell of the grid, each in ``<out>/<domain>/<method>/seed<N>/``, seeds outer (an
+    unfinished grid has the same seeds in every domain and method)."""
+    return [Cell(domain, method, seed, preset, steps, overrides, group=domain)
+            for seed in seeds for domain in domains for method in methods]
+
+
 def collect(out: Path, results: Path, name: str, domains: Sequence[str], methods: Sequence[str],
             seeds: Sequence[int], *, preset: str, steps: int | None,
             overrides: dict[str, Any] | None) -> dict[str, list[GridRun]]:
     """The finished runs of the grid's configs, per domain (unfinished cells left out): each cell's
     record, else its run folder under ``out`` (which then gets a record)."""
     key = grid_key(preset, steps, overrides)
-    found: dict[str, list[GridRun]] = {}
-    for domain in domains:
-        runs = []
-        for method in methods:
-            for seed in seeds:
-                cfg = grid_config(domain, method, seed, steps, overrides, preset=preset)
-                config = config_to_dict(cfg)
-                record = record_path(results, name, domain, method, seed)
-                run = read_record(record, config, key)
-                if run is None:
-                    run = finished_folder(out / domain / method / f"seed{seed}", method, seed, cfg)
-                    if run is not None:
-                        write_record(record, run, config, key)
-                if run is not None:
-                    runs.append(run)
-        found[domain] = runs
+    cells = sorted(grid_cells(domains, methods, seeds, preset=preset, steps=steps, overrides=overrides),
+                   key=lambda c: (domains.index(c.domain), methods.index(c.method)))  # seeds stay in order
+    found: dict[str, list[GridRun]] = {domain: [] for domain in domains}
+    for cell, cfg in zip(cells, cell_configs(cells)):
+        config = config_to_dict(cfg)
+        record = record_path(results, name, cell.domain, cell.method, cell.seed)
+        run = read_record(record, config, key)
+        if run is None:
+            run = finished_folder(out / cell.folder, cell.method, cell.seed, cfg)
+            if run is not None:
+                write_record(record, run, config, key)
+        if run is not None:
+            found[cell.domain].append(run)
     return found
 
 
@@ -242,45 +252,12 @@ def combine(results: Path, names: Sequence[str], name: str) -> str:
     return text
 
 
-class Eta:
-    """Progress lines on stderr: cells done, env steps done this session, an ETA by env steps."""
-
-    def __init__(self, cells: int, steps_per_cell: int) -> None:
-        self.cells, self.per_cell = cells, steps_per_cell
-        self.done = 0
-        self.start = time.perf_counter()
-        self.trained_steps = 0  # env steps trained this session (reused runs cost nothing)
-        self.current = 0
-        self._last = 0.0
-
-    def _eta(self) -> str:
-        spent = time.perf_counter() - self.start
-        steps = self.trained_steps + self.current
-        if steps == 0:
-            return "ETA ?"
-        left = (self.cells - self.done) * self.per_cell - self.current  # an upper bound: runs stop early
-        return f"ETA <= {left * spent / steps / 60:.0f} min"
-
-    def __call__(self, stage: str, steps: int, total: int, note: str) -> None:
-        """``run_grid``'s progress: one trained run's env steps (``stage`` names the run)."""
-        self.current = steps
-        now = time.perf_counter()
-        if now - self._last >= 30.0:
-            self._last = now
-            print(f"[{self.done}/{self.cells}] {stage}: {steps} steps{', ' + note if note else ''}; {self._eta()}",
-                  file=sys.stderr, flush=True)
-
-    def on_done(self, run: GridRun, reused: bool) -> None:
-        """One cell finished (trained or read back)."""
-        self.done += 1
-        if not reused:
-            self.trained_steps += run.result.env_steps
-        self.current = 0
-        r = run.result
-        eps = f"{r.epsilon_success_rate:.2f}" if r.epsilon_success_rate is not None else "-"
-        print(f"[{self.done}/{self.cells}] {r.domain}/{r.method}/seed{r.seed}: "
-              f"{'reused' if reused else r.status}, greedy {r.success_rate:.2f}, eps {eps}, "
-              f"{r.env_steps} steps, {r.wall_seconds:.0f} s; {self._eta()}", file=sys.stderr, flush=True)
+def cell_line(done: int, cells: int, run: GridRun, reused: bool) -> str:
+    """One finished cell for stderr: ``[done/cells] domain/method/seedN: status, greedy, ε, steps, wall``."""
+    r = run.result
+    eps = f"{r.epsilon_success_rate:.2f}" if r.epsilon_success_rate is not None else "-"
+    return (f"[{done}/{cells}] {r.domain}/{r.method}/seed{r.seed}: {'reused' if reused else r.status}, "
+            f"greedy {r.success_rate:.2f}, eps {eps}, {r.env_steps} steps, {r.wall_seconds:.0f} s")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -300,7 +277,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="comma-separated result names in --results: write one table of them as --name.md")
     parser.add_argument("--import", dest="import_from", type=Path, default=None,
                         help="an earlier reduction's JSON: keep its runs as records of --name (result only)")
+    add_grid_arguments(parser)
     args = parser.parse_args(argv)
+    where = grid_arguments(parser, args)
     if args.import_from is not None:
         added = import_reduction(args.import_from, args.results, args.name)
         print(f"imported {added} runs of {args.import_from} as records of {args.name}", file=sys.stderr)
@@ -318,33 +297,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             "methods": methods, "overrides": overrides, "out": str(args.out)}
     key = grid_key(args.preset, args.steps, overrides or None)
     if not args.reduce_only:
-        todo = {(seed, domain): [m for m in methods if read_record(
-                    record_path(args.results, args.name, domain, m, seed), config_to_dict(
-                        grid_config(domain, m, seed, args.steps, overrides or None, preset=args.preset)), key) is None]
-                for seed in seeds for domain in domains}
-        left_total = sum(map(len, todo.values()))
-        if left_total < len(todo) * len(methods):
-            print(f"{len(todo) * len(methods) - left_total} of {len(todo) * len(methods)} cells reused from their "
-                  f"records in {args.results / 'seeds' / args.name}", file=sys.stderr)
-        eta = Eta(left_total, args.steps)
+        cells = grid_cells(domains, methods, seeds, preset=args.preset, steps=args.steps, overrides=overrides or None)
+        configs = [config_to_dict(cfg) for cfg in cell_configs(cells)]
+        todo = [(cell, config) for cell, config in zip(cells, configs) if read_record(
+            record_path(args.results, args.name, cell.domain, cell.method, cell.seed), config, key) is None]
+        if len(todo) < len(cells):
+            print(f"{len(cells) - len(todo)} of {len(cells)} cells reused from their records in "
+                  f"{args.results / 'seeds' / args.name}", file=sys.stderr)
+        config_of = {(cell.domain, cell.method, cell.seed): config for cell, config in todo}
+        finished = []
 
         def on_done(run: GridRun, reused: bool) -> None:
-            eta.on_done(run, reused)
+            finished.append(run.seed)
+            print(cell_line(len(finished), len(todo), run, reused), file=sys.stderr, flush=True)
             if run.result.status != "interrupted":
-                domain = run.result.domain
-                cfg = grid_config(domain, run.method, run.seed, args.steps, overrides or None, preset=args.preset)
-                write_record(record_path(args.results, args.name, domain, run.method, run.seed), run,
-                             config_to_dict(cfg), key)
+                r = run.result
+                write_record(record_path(args.results, args.name, r.domain, r.method, r.seed), run,
+                             config_of[(r.domain, r.method, r.seed)], key)
 
-        for (seed, domain), left in todo.items():
-            if not left:
-                continue
-            runs = run_grid(domain, left, [seed], args.out / domain, steps=args.steps,
-                            overrides=overrides or None, preset=args.preset, reuse=True,
-                            progress=eta, on_done=on_done)
-            if runs and runs[-1].result.status == "interrupted":
-                print("interrupted; the same command resumes", file=sys.stderr)
-                break
+        stages = Stages()
+        try:
+            runs = run_cells([cell for cell, _ in todo], args.out, reuse=True, progress=stages, on_done=on_done,
+                             **where)
+        finally:
+            stages.close()
+        if any(run.result.status == "interrupted" for run in runs):
+            print("interrupted; the same command resumes", file=sys.stderr)
     found = collect(args.out, args.results, args.name, domains, methods, seeds, preset=args.preset,
                     steps=args.steps, overrides=overrides or None)
     reduce_runs(found, args.results, args.name, meta, command_line(__file__, argv))

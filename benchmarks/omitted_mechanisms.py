@@ -6,10 +6,12 @@
 The models are ``pddl_models/omitted/*.pddl``: Household without the battery, Household without
 the key, Mario without the hidden key, MineCraft without the wood processing. Each model's world
 still has the mechanism; only the model forgets it. Runs go to ``<out>/<model>/<method>/seed<N>/``
-through ``experiments.run_grid`` with ``reuse``, so the command resumes where it stopped (Ctrl-C
-checkpoints the current run). Results: ``benchmarks/results/omitted/omitted.{json,md}``, per model
-and method the final greedy success, the ε = 0.05 success (Sec. 5) and the seeds solved; the JSON
-also holds the command, the commit, the budget and the seeds (``provenance``).
+through the one grid runner, ``grid.run_cells``, with ``reuse``, so the command resumes where it
+stopped (Ctrl-C checkpoints the running cells); one after another here, or on Ray with ``--jobs N``
+or ``--ray-address ADDR`` (as ``asg compare`` takes them). Results:
+``benchmarks/results/omitted/omitted.{json,md}``, per model and method the final greedy success,
+the ε = 0.05 success (Sec. 5) and the seeds solved; the JSON also holds the command, the commit,
+the budget and the seeds (``provenance``).
 """
 from __future__ import annotations
 
@@ -20,8 +22,10 @@ from pathlib import Path
 
 from provenance import command_line, stamp
 
-from asg.learning.asgrl.experiments import grid_config, run_grid, summarize
-from asg.learning.registry import bind_domain
+from asg.cli.options import add_grid_arguments, grid_arguments
+from asg.cli.progress import Stages
+from asg.learning.asgrl.experiments import summarize
+from asg.learning.asgrl.grid import Cell, GridRun, run_cells
 from asg.learning.run_dir import atomic_write, atomic_write_json
 
 MODELS_DIR = Path(__file__).resolve().parents[1] / "pddl_models" / "omitted"
@@ -46,33 +50,34 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--overrides", type=json.loads, default=None,
                         help="partial config as JSON, applied to every run (named in the table)")
     parser.add_argument("--name", default="omitted", help="file stem of the results")
+    add_grid_arguments(parser)
     args = parser.parse_args(argv)
-    methods = args.methods.split(",")
-    table: dict[str, list[dict]] = {}
-    for seed in range(args.seeds):  # seeds outer: an unfinished sweep has the same seeds everywhere
-        for stem in args.models.split(","):
-            domain, model = MODELS[stem], MODELS_DIR / f"{stem}.pddl"
-            for method in methods:
-                def done(run, reused, stem=stem, method=method):
-                    r = run.result
-                    print(f"{stem}/{method}/seed{run.seed}: {r.status}, greedy {r.success_rate:.2f}, "
-                          f"{r.env_steps} steps{' (reused)' if reused else ''}", file=sys.stderr, flush=True)
-                runs = run_grid(domain, [method], [seed], args.out / stem, steps=args.steps, model=str(model),
-                                overrides=args.overrides,
-                                binding=bind_domain(domain, model), preset=args.preset, reuse=True, on_done=done)
-                if runs and runs[-1].result.status == "interrupted":
-                    print("interrupted; the same command resumes", file=sys.stderr)
-                    return
-    for stem in args.models.split(","):
-        domain, model = MODELS[stem], MODELS_DIR / f"{stem}.pddl"
-        runs = run_grid(domain, methods, list(range(args.seeds)), args.out / stem, steps=args.steps,
-                        model=str(model), binding=bind_domain(domain, model), preset=args.preset, reuse=True,
-                        overrides=args.overrides)
-        table[stem] = summarize(runs)
+    where = grid_arguments(parser, args)
+    methods, stems = args.methods.split(","), args.models.split(",")
+    # seeds outer: an unfinished sweep has the same seeds everywhere
+    cells = [Cell(MODELS[stem], method, seed, args.preset, args.steps, args.overrides,
+                  model=str(MODELS_DIR / f"{stem}.pddl"), group=stem)
+             for seed in range(args.seeds) for stem in stems for method in methods]
+
+    def done(run: GridRun, reused: bool) -> None:
+        r = run.result
+        print(f"{run.group}/{run.method}/seed{run.seed}: {r.status}, greedy {r.success_rate:.2f}, "
+              f"{r.env_steps} steps{' (reused)' if reused else ''}", file=sys.stderr, flush=True)
+
+    stages = Stages()
+    try:
+        runs = run_cells(cells, args.out, reuse=True, progress=stages, on_done=done, **where)
+    finally:
+        stages.close()
+    if any(run.result.status == "interrupted" for run in runs):
+        print("interrupted; the same command resumes", file=sys.stderr)
+        return
+    table: dict[str, list[dict]] = {stem: summarize(sorted((r for r in runs if r.group == stem),
+                                                           key=lambda r: (methods.index(r.method), r.seed)))
+                                    for stem in stems}
     args.results.mkdir(parents=True, exist_ok=True)
     command = command_line(__file__, argv)
-    first = args.models.split(",")[0]
-    steps = grid_config(MODELS[first], methods[0], 0, args.steps, args.overrides, preset=args.preset).total_steps
+    steps = cells[0].config().total_steps
     atomic_write_json(args.results / f"{args.name}.json", stamp(
         {"preset": args.preset, "overrides": args.overrides, "table": table},
         command, {"env_steps_per_run": steps}, range(args.seeds)))

@@ -4,9 +4,11 @@
         --out runs/own_worlds
 
 Both learners see the same observation, MiniGrid's egocentric 7 x 7 view (``observation="view"``):
-ASGRL through the user's route, ``asg train --env ID --labeler labels:NAME --model FILE --skills
-deep`` run in ``examples/<world>/`` (the landmarks of the user's approximate model, k diverse deep
-skills per landmark, the tabular meta-controller); PPO (stable-baselines3, the well-kept
+ASGRL through the user's route, the run ``asg train --env ID --labeler labels:NAME --model FILE
+--skills deep`` makes in ``examples/<world>/`` (the landmarks of the user's approximate model, k
+diverse deep skills per landmark, the tabular meta-controller), its cells trained by the one grid
+runner, ``grid.run_cells`` (one after another here, or on Ray with ``--jobs N`` or ``--ray-address
+ADDR``, as ``asg compare`` takes them); PPO (stable-baselines3, the well-kept
 implementation the issue names) on the env's own reward over the flattened view, with the
 defaults of rl-starter-files (torch-ac), the reference PPO code for Minigrid (``PPO_SETTINGS``:
 16 envs x 128 steps, 4 epochs, batch 256, lr 1e-3, Adam eps 1e-8, γ 0.99, λ 0.95, clip 0.2,
@@ -23,12 +25,13 @@ env-step budget (``--steps``, ``--ppo-steps``). Every ``--eval-every`` env
 steps the frozen policy is scored on ``--eval-episodes`` layouts it has not trained on, each with
 its usual exploration left in: ASGRL ε = 0.05 (the paper's protocol, Sec. 5, ``curve_eval =
 "epsilon"``), PPO sampling its own policy; "steps to 0.9" is the first point at or above 0.9. At
-the end both are scored on 100 fresh layouts under both protocols (ASGRL: ``asg eval RUN
---episodes 100``, greedy and ε = 0.05; PPO: sampled and deterministic); ``final_success`` is the
-first of each. A run's figures go to ``<out>/<world>/<method>/seed<N>.json`` (an ASGRL run's
-own folder, written by ``asg train`` alone, is ``seed<N>/`` beside it); a finished run is read
-back, an interrupted ASGRL run resumes (``asg train --resume``), so the command continues where
-it stopped. ``--reduce-only`` writes ``own_worlds.json`` and
+the end both are scored on 100 fresh layouts (``--final-episodes``) under both protocols (ASGRL:
+``asg eval RUN --episodes 100``, greedy and ε = 0.05; PPO: sampled and deterministic);
+``final_success`` is the first of each. A run's figures go to ``<out>/<world>/<method>/seed<N>.json``
+(an ASGRL run's own folder, as ``asg train`` writes it, is ``seed<N>/`` beside it, and
+``seed<N>.config.json`` its evaluation schedule as an ``asg train --config`` file); a run with
+figures is not trained again, an interrupted ASGRL run resumes from its checkpoint, so the command
+continues where it stopped. ``--reduce-only`` writes ``own_worlds.json`` and
 ``own_worlds.md`` into ``--results`` (default benchmarks/results/own_worlds/).
 """
 from __future__ import annotations
@@ -36,7 +39,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -45,6 +47,10 @@ from typing import Any
 import numpy as np
 from provenance import command_line, stamp
 
+from asg.cli.options import add_grid_arguments, grid_arguments
+from asg.cli.progress import Stages
+from asg.learning.asgrl.grid import Cell, GridRun, run_cells
+from asg.learning.asgrl.trainer import evaluate_run, own_world
 from asg.learning.run_dir import atomic_write, atomic_write_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,45 +86,40 @@ COMMANDS = (  # what made benchmarks/results/own_worlds/ (each resumes where it 
 
 
 # ---------------------------------------------------------------------------------------- ASGRL
-def run_asgrl(world: str, seed: int, steps: int, eval_every: int, eval_episodes: int, out: Path) -> dict[str, Any]:
-    """``asg train`` (or ``--resume``) in the example's folder, then ``asg eval`` over 100 layouts."""
-    env_id, folder, labeler, model = WORLDS[world]
-    cwd = ROOT / "examples" / folder
-    config = out.parent / f"seed{seed}.config.json"
-    atomic_write_json(config, {"eval_interval": eval_every, "curve_eval": "epsilon"})
-    if (out / "checkpoint.json").exists():
-        command = ["asg", "train", "--resume", str(out), "--quiet", "--json"]
-    else:
-        command = ["asg", "train", "--env", env_id, "--labeler", labeler, "--model", model, "--skills", "deep",
-                   "--steps", str(steps), "--seed", str(seed), "--eval-episodes", str(eval_episodes),
-                   "--config", str(config), "--out", str(out), "--quiet", "--json"]
-    start = time.monotonic()
-    trained = _json_of(subprocess.run(command, cwd=cwd, capture_output=True, text=True), command)
-    wall = time.monotonic() - start
-    if trained.get("status") not in ("finished", "solved"):  # solved: stopped early at success 1.0
-        raise RuntimeError(f"{out}: training stopped ({trained.get('status')})")
-    command = ["asg", "eval", str(out), "--episodes", str(FINAL_EPISODES), "--json"]
-    final = _json_of(subprocess.run(command, cwd=cwd, capture_output=True, text=True), command)
-    curve = [(int(row["env_steps"]), float(row["success_rate"])) for row in _metrics(out / "metrics.csv")]
-    return {"world": world, "method": "asgrl", "seed": seed, "env_steps": int(trained["env_steps"]),
-            "wall_seconds": round(float(trained.get("wall_seconds", wall)), 1),
-            "final_success": float(final["epsilon_success_rate"]), "final_greedy": float(final["success_rate"]),
-            "final_episodes": FINAL_EPISODES,
-            "steps_to_0.9": _first_at(curve, 0.9), "curve": curve}
+def asgrl_cells(worlds: list[str], seeds: range, steps: int, eval_every: int, eval_episodes: int,
+                out: Path) -> list[Cell]:
+    """The ASGRL cells without figures yet, seeds outer: the run ``asg train --env ID --labeler
+    labels:NAME --model FILE --skills deep --steps S --eval-episodes E --config seed<N>.config.json``
+    makes in ``examples/<world>/`` (the world registered here from that folder)."""
+    schedule = {"eval_interval": eval_every, "curve_eval": "epsilon"}  # ε-greedy curve points (Sec. 5)
+    owned = {}
+    for world in worlds:
+        env_id, folder, labeler, model = WORLDS[world]
+        owned[world] = own_world(env_id, labeler, model, skills="deep", folder=ROOT / "examples" / folder)
+    cells = []
+    for seed in seeds:
+        for world in worlds:
+            if (out / world / "asgrl" / f"seed{seed}.json").exists():
+                continue
+            atomic_write_json(out / world / "asgrl" / f"seed{seed}.config.json", schedule)
+            domain, parts = owned[world]
+            cells.append(Cell(domain, "asgrl", seed, steps=steps,
+                              overrides={**schedule, "eval_episodes": eval_episodes}, model=parts["model"],
+                              plugin=parts, group=world, skills="deep"))
+    return cells
 
 
-def _json_of(done: subprocess.CompletedProcess[str], command: list[str]) -> dict[str, Any]:
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
-        raise RuntimeError(f"{' '.join(command)}: exit {done.returncode}: {tail[0]}")
-    return json.loads(done.stdout[done.stdout.index("{"):])
-
-
-def _metrics(path: Path) -> list[dict[str, str]]:
-    import csv
-
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+def asgrl_figures(run: GridRun, final_episodes: int) -> dict[str, Any]:
+    """A finished ASGRL run's figures: its curve, and ``asg eval RUN --episodes N`` (greedy and ε = 0.05)."""
+    trained = run.result
+    if trained.status not in ("finished", "solved"):  # solved: stopped early at success 1.0
+        raise RuntimeError(f"{trained.run_dir}: training stopped ({trained.status})")
+    final = evaluate_run(str(trained.run_dir), episodes=final_episodes)
+    curve = [(int(row["env_steps"]), float(row["success_rate"])) for row in run.rows]
+    return {"world": run.group, "method": "asgrl", "seed": run.seed, "env_steps": trained.env_steps,
+            "wall_seconds": round(trained.wall_seconds, 1),
+            "final_success": final.epsilon_success_rate, "final_greedy": final.success_rate,
+            "final_episodes": final_episodes, "steps_to_0.9": _first_at(curve, 0.9), "curve": curve}
 
 
 # ---------------------------------------------------------------------------------------- PPO
@@ -150,7 +151,8 @@ def score(policy: Any, env_id: str, episodes: int, seed: int, normalize: Any, de
     return wins / episodes
 
 
-def run_ppo(world: str, seed: int, steps: int, eval_every: int, eval_episodes: int, out: Path) -> dict[str, Any]:
+def run_ppo(world: str, seed: int, steps: int, eval_every: int, eval_episodes: int,
+            final_episodes: int = FINAL_EPISODES) -> dict[str, Any]:
     """PPO from scratch on the env's own reward; evaluation points on held-out layouts."""
     import torch
     from stable_baselines3 import PPO
@@ -184,13 +186,13 @@ def run_ppo(world: str, seed: int, steps: int, eval_every: int, eval_episodes: i
         model.learn(total_timesteps=steps, callback=Evaluate())
         wall = time.monotonic() - start
         stats = venv if normalize else None
-        final = score(model.policy, env_id, FINAL_EPISODES, 10_000_000 + seed * FINAL_EPISODES, stats)
-        final_det = score(model.policy, env_id, FINAL_EPISODES, 10_000_000 + seed * FINAL_EPISODES, stats, True)
+        final = score(model.policy, env_id, final_episodes, 10_000_000 + seed * final_episodes, stats)
+        final_det = score(model.policy, env_id, final_episodes, 10_000_000 + seed * final_episodes, stats, True)
     finally:
         torch.set_num_threads(threads)
     return {"world": world, "method": "ppo", "seed": seed, "env_steps": int(model.num_timesteps),
             "wall_seconds": round(wall, 1), "final_success": final, "final_deterministic": final_det,
-            "final_episodes": FINAL_EPISODES,
+            "final_episodes": final_episodes,
             "steps_to_0.9": _first_at(curve, 0.9), "curve": curve, "settings": PPO_SETTINGS}
 
 
@@ -258,29 +260,49 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-episodes", type=int, default=20)
     parser.add_argument("--out", type=Path, default=Path("runs/own_worlds"))
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--final-episodes", type=int, default=FINAL_EPISODES, help="fresh layouts of the final score")
     parser.add_argument("--reduce-only", action="store_true")
+    add_grid_arguments(parser)
     args = parser.parse_args(argv)
+    where = grid_arguments(parser, args)
     worlds, methods = args.worlds.split(","), args.methods.split(",")
     for name, known, option in ((worlds, WORLDS, "--worlds"), (methods, METHODS, "--methods")):
         unknown = [item for item in name if item not in known]
         if unknown:
             parser.error(f"{option}: unknown {unknown[0]!r}; choose from {', '.join(known)}")
-    if not args.reduce_only:
-        for seed in range(args.first_seed, args.first_seed + args.seeds):
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    out = args.out.resolve()
+    if not args.reduce_only and "asgrl" in methods:
+        def done(run: GridRun, reused: bool) -> None:
+            if run.result.status == "interrupted":
+                return
+            figures = {**asgrl_figures(run, args.final_episodes), "budget": args.steps}
+            atomic_write_json(out / run.group / "asgrl" / f"seed{run.seed}.json", figures)
+            print(f"{run.group}/asgrl/seed{run.seed}: final {figures['final_success']:.2f}, steps to 0.9 "
+                  f"{figures['steps_to_0.9']}, {figures['wall_seconds']:.0f} s", file=sys.stderr, flush=True)
+
+        stages = Stages()
+        try:
+            runs = run_cells(asgrl_cells(worlds, seeds, args.steps, args.eval_every, args.eval_episodes, out), out,
+                             reuse=True, progress=stages, on_done=done, **where)
+        finally:
+            stages.close()
+        if any(run.result.status == "interrupted" for run in runs):
+            print("interrupted; the same command resumes", file=sys.stderr)
+            return 130
+    if not args.reduce_only and "ppo" in methods:  # a learner from outside asg: trained here, one after another
+        for seed in seeds:
             for world in worlds:
-                for method in methods:
-                    out = (args.out / world / method / f"seed{seed}").resolve()
-                    figures = out.parent / f"seed{seed}.json"
-                    if figures.exists():
-                        continue
-                    print(f"{world}/{method}/seed{seed}: training", file=sys.stderr, flush=True)
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    run = run_asgrl if method == "asgrl" else run_ppo
-                    budget = args.steps if method == "asgrl" else args.ppo_steps
-                    result = {**run(world, seed, budget, args.eval_every, args.eval_episodes, out), "budget": budget}
-                    atomic_write_json(figures, result)
-                    print(f"{world}/{method}/seed{seed}: final {result['final_success']:.2f}, steps to 0.9 "
-                          f"{result['steps_to_0.9']}, {result['wall_seconds']:.0f} s", file=sys.stderr, flush=True)
+                figures = out / world / "ppo" / f"seed{seed}.json"
+                if figures.exists():
+                    continue
+                print(f"{world}/ppo/seed{seed}: training", file=sys.stderr, flush=True)
+                figures.parent.mkdir(parents=True, exist_ok=True)
+                result = {**run_ppo(world, seed, args.ppo_steps, args.eval_every, args.eval_episodes,
+                                    args.final_episodes), "budget": args.ppo_steps}
+                atomic_write_json(figures, result)
+                print(f"{world}/ppo/seed{seed}: final {result['final_success']:.2f}, steps to 0.9 "
+                      f"{result['steps_to_0.9']}, {result['wall_seconds']:.0f} s", file=sys.stderr, flush=True)
     payload = reduce_runs(args.out, args.results, command_line(__file__, argv))
     print(json.dumps(payload["rows"], indent=2))
     return 0

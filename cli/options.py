@@ -6,12 +6,17 @@
   (``asg.learning.atomic.check_writable``: the parent exists, the place is writable, a file is not
   meant where a folder stands, ``/dev/null`` is no file).
 - ``LazyChoice``: a ``click.Choice`` whose choices are read at each use (keeps ``asg`` fast).
+- ``grid_options``: ``--jobs N`` and ``--ray-address ADDR``, where a grid's cells run
+  (``learning.asgrl.grid.run_cells``); ``add_grid_arguments`` gives a benchmark script's argparse
+  parser the same two options, checked the same way (``check_grid_options``).
 
 Errors are ``AsgError`` lines naming the option: ``error: --out /proc/x: cannot write in /proc (...)``.
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
+import importlib.util
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -214,3 +219,50 @@ def world_parts(domain: str | None, env: str | None, labeler: str | None, model:
         raise AsgError(f"{missing[0]}: needed with {'--labeler' if missing[0] == '--env' else '--env'} "
                        "(--env, --labeler and --model name a world of your own together)")
     return True
+
+
+JOBS_HELP = "Run the cells on a local Ray with N CPUs, one a cell (needs the distributed extra)."
+RAY_ADDRESS_HELP = "Run the cells on the Ray cluster at ADDR (host:port of `ray start --head`)."
+
+
+def grid_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--jobs N`` and ``--ray-address ADDR`` (parameters ``jobs``, ``ray_address``) of a grid command."""
+    command = click.option("--ray-address", metavar="ADDR", help=RAY_ADDRESS_HELP)(command)
+    return click.option("--jobs", type=click.IntRange(min=1), help=JOBS_HELP)(command)
+
+
+def check_grid_options(jobs: int | None, ray_address: str | None) -> None:
+    """--jobs and --ray-address: not both, and only where Ray is installed."""
+    if jobs is not None and ray_address is not None:
+        raise click.UsageError("--jobs: not with --ray-address (the cluster's CPUs are its own; start the head "
+                               "with ray start --head --num-cpus N)")
+    if jobs is None and ray_address is None:
+        return
+    if importlib.util.find_spec("ray") is None:
+        name = "--jobs" if jobs is not None else "--ray-address"
+        raise AsgError(f"{name} needs the distributed extra: pip install 'asg[distributed]'")
+    if ray_address is not None and not ray_address.strip():
+        raise AsgError("--ray-address: an empty address; give host:port (ray start --head prints it)")
+
+
+def _at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is smaller than the minimum valid value 1")
+    return value
+
+
+def add_grid_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--jobs N`` and ``--ray-address ADDR`` for a benchmark script's parser, as ``grid_options``."""
+    parser.add_argument("--jobs", type=_at_least_one, metavar="N", help=JOBS_HELP)
+    parser.add_argument("--ray-address", metavar="ADDR", help=RAY_ADDRESS_HELP)
+
+
+def grid_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:
+    """``jobs`` and ``ray_address`` of parsed ``args`` (``add_grid_arguments``) for ``run_cells``,
+    checked as ``check_grid_options`` checks them (``parser.error``: one line, exit 2)."""
+    try:
+        check_grid_options(args.jobs, args.ray_address)
+    except (click.UsageError, AsgError) as err:
+        parser.error(err.message if isinstance(err, click.UsageError) else str(err))
+    return {"jobs": args.jobs, "ray_address": args.ray_address}

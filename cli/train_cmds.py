@@ -9,7 +9,6 @@ in another, it is a usage error naming the option, before any work starts.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import shlex
 import sys
@@ -23,10 +22,12 @@ from asg.cli.options import (
     ModelPath,
     OutputPath,
     Scoped,
+    check_grid_options,
     echo_result,
     existing,
     fields_as_options,
     flag,
+    grid_options,
     own_world_as_options,
     print_next,
     refuse_out_of_scope,
@@ -192,6 +193,7 @@ Outcome = tuple[Any, Path | None, str, list[tuple[str, str]]]  # result, run fol
 def _train_asgrl(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
     from asg.learning.asgrl.trainer import TrainRun, own_world, run_config, stage_label, train
     from asg.learning.errors import RunFailedError
+    from asg.learning.registry import bind_domain
     from asg.learning.run_dir import default_run_path
 
     own = world_parts(p["domain"], p["env_id"], p["labeler"], p["model"])
@@ -207,13 +209,15 @@ def _train_asgrl(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
                 domain, plugin = own_world(p["env_id"], p["labeler"], p["model"], observation=p["observation"],
                                            skills=p["skills"])
         model = plugin["model"] if plugin is not None else str(p["model"]) if p["model"] else None
+        binding = bind_domain(domain, model)  # the world resolved once: its config and its run come from it
         with fields_as_options(total_steps="steps", final_eval_epsilon="eval_epsilon"):
-            cfg = run_config(domain, p["method"], p["preset"] or "asg", seed=p["seed"], model=model,
+            cfg = run_config(binding, p["method"], p["preset"] or "asg", seed=p["seed"], model=model,
                              plugin=plugin is not None, config_file=p["config_file"], k=p["k"], skills=p["skills"],
                              total_steps=p["steps"], eval_episodes=p["eval_episodes"],
                              final_eval_epsilon=p["eval_epsilon"], curve_eval=p["curve_eval"])
         # the model is read, the subgoals built and checked before any file is written
-        run = TrainRun.create(p["out"] or default_run_path("runs", domain, p["method"], p["seed"]), cfg, plugin=plugin)
+        run = TrainRun.create(p["out"] or default_run_path("runs", domain, p["method"], p["seed"]), cfg, binding,
+                              plugin=plugin)
     reason = None
     try:
         result = train(run.cfg, run.binding, run_dir=run.run_dir, resume=run.resumed, progress=stages,
@@ -378,10 +382,7 @@ def _evaluate_fetch(p: dict[str, Any], suite: str) -> None:
               help="ε of the final evaluation reported beside the greedy one (default 0.05, the paper's).")
 @click.option("--curve-eval", type=click.Choice(["greedy", "epsilon"]),
               help="Protocol of the curve points: greedy (default) or ε-greedy with --eval-epsilon.")
-@click.option("--jobs", type=click.IntRange(min=1),
-              help="Run the cells on a local Ray with N CPUs, one a cell (needs the distributed extra).")
-@click.option("--ray-address", metavar="ADDR",
-              help="Run the cells on the Ray cluster at ADDR (host:port of `ray start --head`).")
+@grid_options
 @click.option("--resume", is_flag=True,
               help="Continue the grid in --out: finished cells are read back, interrupted ones resumed.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
@@ -397,14 +398,14 @@ def compare_cmd(domain: str | None, env_id: str | None, labeler: str | None, mod
     is reported with its error and the others finish (exit 1).
     """
     from asg.learning.asgrl import experiments
-    from asg.learning.registry import METHODS, bind_domain
+    from asg.learning.registry import METHODS
 
     own = world_parts(domain, env_id, labeler, model)
     if not own and domain is None:
         raise click.UsageError("--domain is required (or --env with --labeler and --model)")
     if model is not None and not own:
         raise AsgError("--model: only with --env (a world of your own)")
-    _check_ray_options(jobs, ray_address)
+    check_grid_options(jobs, ray_address)
     plugin = None
     if own:
         from asg.learning.asgrl.trainer import own_world
@@ -420,16 +421,15 @@ def compare_cmd(domain: str | None, env_id: str | None, labeler: str | None, mod
         raise AsgError(f"--resume: {out} holds no grid to continue")
     if not resume and out.exists() and any(out.iterdir()):
         raise AsgError(f"--out: {out} is not empty (--resume continues the grid in it)")
-    binding = bind_domain(domain, None if plugin is None else plugin["model"])
     overrides = {key: value for key, value in (("final_eval_epsilon", eval_epsilon), ("curve_eval", curve_eval),
                                                ("eval_episodes", eval_episodes)) if value is not None}
     stages, failures = Stages(quiet=quiet), []
     reason = "done"
     try:
         runs = experiments.run_grid(domain, chosen, list(range(seeds)), out, steps=steps, overrides=overrides or None,
-                                    model=None if plugin is None else plugin["model"], binding=binding,
-                                    preset=preset, reuse=resume, progress=stages, on_failed=failures.append,
-                                    plugin=plugin, jobs=jobs, ray_address=ray_address)
+                                    model=None if plugin is None else plugin["model"], preset=preset,
+                                    reuse=resume, progress=stages, on_failed=failures.append, plugin=plugin,
+                                    jobs=jobs, ray_address=ray_address)
         interrupted = any(run.result.status == "interrupted" for run in runs)
         reason = "interrupted, checkpoints saved" if interrupted else reason
     finally:
@@ -447,17 +447,3 @@ def compare_cmd(domain: str | None, env_id: str | None, labeler: str | None, mod
         sys.exit(130)
     if failures:
         sys.exit(1)
-
-
-def _check_ray_options(jobs: int | None, ray_address: str | None) -> None:
-    """--jobs and --ray-address: not both, and only where Ray is installed."""
-    if jobs is not None and ray_address is not None:
-        raise click.UsageError("--jobs: not with --ray-address (the cluster's CPUs are its own; start the head "
-                               "with ray start --head --num-cpus N)")
-    if jobs is None and ray_address is None:
-        return
-    if importlib.util.find_spec("ray") is None:
-        name = "--jobs" if jobs is not None else "--ray-address"
-        raise AsgError(f"{name} needs the distributed extra: pip install 'asg[distributed]'")
-    if ray_address is not None and not ray_address.strip():
-        raise AsgError("--ray-address: an empty address; give host:port (ray start --head prints it)")

@@ -57,6 +57,10 @@ class DomainBinding:
     episode_limit: int | None = None
     """Where a plug-in world's own episodes end (``PluginDomain.episode_limit``); every learner keeps
     it. None (asg's own worlds): the learner's step budget sets the episode (``env_max_steps``)."""
+    skill_max_steps: int = 700
+    """The domain's step budget of one skill (``DomainSpec.skill_max_steps``)."""
+    observation: str = "state"
+    """What a plug-in world's learners read (``PluginDomain.observation``); ``state`` for asg's own."""
 
 
 def asgrl_domains() -> list[str]:
@@ -79,7 +83,8 @@ def bind_spec(spec: Any, model: str | Path | None = None) -> DomainBinding:
         raise DomainError(f"{model}: no such model file")
     task = spec.load_task(model)
     limit = spec.episode_limit() if isinstance(spec, PluginDomain) else None
-    return DomainBinding(spec.name, spec.make_env, spec.labeler, task, str(model or spec.model_path()), limit)
+    return DomainBinding(spec.name, spec.make_env, spec.labeler, task, str(model or spec.model_path()), limit,
+                         spec.skill_max_steps, getattr(spec, "observation", "state"))
 
 
 def uses_landmarks(cfg: TrainConfig) -> bool:

@@ -184,12 +184,14 @@ def test_run_config_names_the_arguments_a_method_refuses(tmp_path):
     """``trainer.run_config`` (what ``asg train`` calls) names its keyword arguments, not flags."""
     from asg.learning.asgrl.trainer import run_config
     from asg.learning.configio import FieldError, override_file
+    from asg.learning.registry import bind_domain
 
-    cfg = run_config("mario", "asgrl", seed=2, k=2, total_steps=3000, eval_episodes=None)
+    mario = bind_domain("mario")
+    cfg = run_config(mario, "asgrl", seed=2, k=2, total_steps=3000, eval_episodes=None)
     assert (cfg.seed, cfg.total_steps, cfg.learner.diversity.k, cfg.learner.diversity.k_overrides) == (2, 3000, 2, ())
     for kwargs, field in (({"method": "landmark-hrl", "k": 3}, "k"), ({"method": "goal-q", "skills": "deep"}, "skills"),
                           ({"preset": "fast"}, "preset")):
         with pytest.raises(FieldError) as err:
-            run_config("mario", **kwargs)
+            run_config(mario, **kwargs)
         assert err.value.field == field and "--" not in str(err.value)
     assert override_file(cfg, None) is cfg

@@ -300,18 +300,19 @@ def test_a_minigrid_world_gives_deep_skills_its_egocentric_view(tmp_path):
         obs, _ = spec.make_env(max_steps=20).reset(seed=3)
         assert obs.shape == (7, 7, 3) and obs.dtype == np.uint8
         assert (obs < np.array(plugins.MINIGRID_CATEGORIES)).all()
-        assert deep_input("doorkey-view-test")["categories"] == [11, 6, 3]
-        cfg = run_config("doorkey-view-test", plugin=True, skills="deep")
+        view = bind_domain("doorkey-view-test")
+        assert deep_input(view)["categories"] == [11, 6, 3]
+        cfg = run_config(view, plugin=True, skills="deep")
         assert cfg.learner.deep.encoding == "categorical" and cfg.learner.diversity.abstraction == "kmeans"
-        assert run_config("doorkey-view-test", plugin=True).learner.skills == "tabular"
+        assert run_config(view, plugin=True).learner.skills == "tabular"
         mine = tmp_path / "mine.json"  # a user's config file wins over the deep skills' defaults
         mine.write_text('{"learner": {"deep": {"train_every": 2}}}')
         assert cfg.learner.deep.train_every == 4
-        mixed = run_config("doorkey-view-test", plugin=True, skills="deep", config_file=mine)
+        mixed = run_config(view, plugin=True, skills="deep", config_file=mine)
         assert mixed.learner.deep.train_every == 2 and mixed.learner.deep.encoding == "categorical"
     finally:
         plugins.unregister_domain("doorkey-view-test")
-    assert deep_input("pixel-mario") == {}
+    assert deep_input(bind_domain("pixel-mario")) == {}
 
 
 @pytest.mark.slow

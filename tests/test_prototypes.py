@@ -126,8 +126,9 @@ def test_skills_deep_on_pixel_mario_gives_the_deep_skills_as_measured():
     (the setting of benchmarks/results/pixel_mario/'s deep runs); without it, the prototype tables."""
     from asg.learning.asgrl.trainer import run_config
 
-    deep = run_config("pixel-mario", skills="deep").learner
+    pixels = bind_domain("pixel-mario")
+    deep = run_config(pixels, skills="deep").learner
     assert (deep.skills, deep.state_key, deep.diversity.cluster_features) == ("deep", "exact", "pixels")
-    tables = run_config("pixel-mario").learner
+    tables = run_config(pixels).learner
     assert (tables.skills, tables.state_key, tables.diversity.cluster_features) == (
         "tabular", "prototypes", "channel-standardized")

@@ -31,10 +31,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from asg.learning.asgrl.config import TrainConfig, config_to_dict, make_config, merge_overrides
-from asg.learning.asgrl.trainer import TrainResult, TrainRun, plugin_config, plugin_domain, train
+from asg.learning.asgrl.config import TrainConfig, config_to_dict, merge_overrides
+from asg.learning.asgrl.trainer import TrainResult, TrainRun, plugin_domain, run_config, train
 from asg.learning.errors import ConfigError
-from asg.learning.registry import DomainBinding
+from asg.learning.registry import DomainBinding, bind_domain
 from asg.learning.results import Status
 from asg.learning.run_dir import CHECKPOINT, CONFIG, RESULT, RunDir, StageProgress, StopOnSignal, atomic_write
 from asg.learning.torch_state import torch_threads
@@ -48,7 +48,9 @@ TOKEN = ".asg-grid"  # left in ``out`` while a grid runs on Ray: a node that rea
 class Cell:
     """One run of a grid: ``domain`` (or a world of the user's own: ``plugin``, the parts
     ``trainer.own_world`` returns), ``method``, ``seed``, ``preset``, ``overrides`` (nested like
-    ``config_to_dict``) and ``steps`` (the env-step budget; None: the preset's)."""
+    ``config_to_dict``), ``steps`` (the env-step budget; None: the preset's), ``skills`` (the
+    skill learner, as ``asg train --skills`` takes it; None: the method's) and ``group`` (a folder
+    of the grid's ``out`` holding cells of one setting, e.g. a world or a model)."""
 
     domain: str
     method: str
@@ -58,16 +60,22 @@ class Cell:
     overrides: dict[str, Any] | None = None
     model: str | None = None
     plugin: dict[str, str] | None = None
+    group: str = ""
+    skills: str | None = None
 
     @property
     def folder(self) -> str:
-        """The cell's run folder under the grid's ``out``."""
-        return f"{self.method}/seed{self.seed}"
+        """The cell's run folder under the grid's ``out``: ``[<group>/]<method>/seed<N>``."""
+        return f"{self.group}/{self.method}/seed{self.seed}" if self.group else f"{self.method}/seed{self.seed}"
 
-    def config(self) -> TrainConfig:
-        """The cell's resolved config (``grid_config``)."""
-        return grid_config(self.domain, self.method, self.seed, self.steps, self.overrides, self.model, self.preset,
-                           plugin=self.plugin is not None)
+    def bind(self) -> DomainBinding:
+        """The cell's world resolved once: its domain bound with its model (``registry.bind_domain``)."""
+        return bind_domain(self.domain, self.model)
+
+    def config(self, binding: DomainBinding | None = None) -> TrainConfig:
+        """The cell's resolved config, built from its ``binding`` (``bind`` when not given)."""
+        return grid_config(binding or self.bind(), self.method, self.seed, self.steps, self.overrides, self.model,
+                           self.preset, plugin=self.plugin is not None, skills=self.skills)
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,7 @@ class GridRun:
     seed: int
     result: TrainResult
     rows: tuple[dict[str, Any], ...]
+    group: str = ""  # the cell's group (``Cell.group``)
 
 
 @dataclass(frozen=True)
@@ -92,14 +101,13 @@ class CellFailure:
         return f"{self.method} seed {self.seed}: {self.error}"
 
 
-def grid_config(domain: str, method: str, seed: int, steps: int | None = None,
+def grid_config(binding: DomainBinding, method: str, seed: int, steps: int | None = None,
                 overrides: dict[str, Any] | None = None, model: str | None = None,
-                preset: str = "asg", *, plugin: bool = False) -> TrainConfig:
-    """The resolved config of one grid cell (``plugin``: a world of the user's own, with its own
-    step budgets, ``trainer.plugin_config``)."""
-    cfg = make_config(domain, method, preset, seed=seed, model=model)
-    if plugin:
-        cfg = plugin_config(cfg)
+                preset: str = "asg", *, plugin: bool = False, skills: str | None = None) -> TrainConfig:
+    """The resolved config of one grid cell, built from its world's ``binding``: a new run's config
+    (``trainer.run_config``: ``plugin``, a world of the user's own with its own step budgets;
+    ``skills``, the skill learner), then ``overrides`` and the ``steps`` budget."""
+    cfg = run_config(binding, method, preset, seed=seed, model=model, plugin=plugin, skills=skills)
     if overrides:
         cfg = merge_overrides(cfg, overrides)
     if steps is not None:
@@ -124,7 +132,7 @@ def finished_run(path: str | Path, cfg: TrainConfig) -> TrainResult | None:
 
 def read_back(cell: Cell, path: Path, result: TrainResult) -> GridRun:
     """A finished cell as a ``GridRun``, its curve read from ``path``."""
-    return GridRun(cell.method, cell.seed, result, tuple(RunDir.open(path).read_metrics()))
+    return GridRun(cell.method, cell.seed, result, tuple(RunDir.open(path).read_metrics()), cell.group)
 
 
 def train_cell(cell: Cell, cfg: TrainConfig, path: Path | None, binding: DomainBinding | None = None, *,
@@ -134,7 +142,7 @@ def train_cell(cell: Cell, cfg: TrainConfig, path: Path | None, binding: DomainB
     read back, one with a checkpoint resumed, else a new run is created (``TrainRun.create``)."""
     if path is None:
         result = train(cfg, binding, progress=progress, should_stop=should_stop)
-        return GridRun(cell.method, cell.seed, result, ()), False
+        return GridRun(cell.method, cell.seed, result, (), cell.group), False
     done = finished_run(path, cfg)
     if done is not None:
         return read_back(cell, path, done), True
@@ -146,7 +154,7 @@ def train_cell(cell: Cell, cfg: TrainConfig, path: Path | None, binding: DomainB
         run_dir, subgoals, binding = created.run_dir, created.subgoals, created.binding
     result = train(cfg, binding, run_dir=run_dir, resume=subgoals is None, progress=progress, subgoals=subgoals,
                    should_stop=should_stop)
-    return GridRun(cell.method, cell.seed, result, tuple(run_dir.read_metrics())), False
+    return GridRun(cell.method, cell.seed, result, tuple(run_dir.read_metrics()), cell.group), False
 
 
 def one_line(err: BaseException) -> str:
@@ -157,31 +165,53 @@ def one_line(err: BaseException) -> str:
 
 @dataclass
 class _Plan:
-    """A cell ready to run: its config and folder, or its read-back run, or why it cannot run."""
+    """A cell ready to run: its world's binding, config and folder, or its read-back run, or why it
+    cannot run (``failure``, and the ``error`` raised when the grid has no ``on_failed``)."""
 
     cell: Cell
+    binding: DomainBinding | None = None
     cfg: TrainConfig | None = None
     path: Path | None = None
     done: GridRun | None = None
     failure: CellFailure | None = None
+    error: BaseException | None = None
 
 
-def _plan(cell: Cell, out: Path | None, reuse: bool) -> _Plan:
-    """Resolve a cell's config (its own error: a failure) and check its folder (another config's
-    run there: ``ConfigError`` for the whole grid)."""
+Worlds = dict[tuple[str, str | None], DomainBinding]  # the bindings of a grid's worlds, by domain and model
+
+
+def world_of(cell: Cell, worlds: Worlds) -> DomainBinding:
+    """The cell's world binding: the one in ``worlds`` (by domain and model), else resolved now and kept there."""
+    key = (cell.domain, cell.model)
+    if key not in worlds:
+        worlds[key] = cell.bind()
+    return worlds[key]
+
+
+def cell_configs(cells: Sequence[Cell]) -> list[TrainConfig]:
+    """Each cell's resolved config, every world of the grid resolved once."""
+    worlds: Worlds = {}
+    return [cell.config(world_of(cell, worlds)) for cell in cells]
+
+
+def _plan(cell: Cell, out: Path | None, reuse: bool, worlds: Worlds) -> _Plan:
+    """Resolve a cell's world once (``worlds``: those resolved so far) and its config from it (their
+    own error: a failure), and check its folder (another config's run there: ``ConfigError`` for
+    the whole grid)."""
     try:
-        cfg = cell.config()
-    except AsgError as err:
-        return _Plan(cell, failure=CellFailure(cell.method, cell.seed, one_line(err)))
+        binding = world_of(cell, worlds)
+        cfg = cell.config(binding)
+    except Exception as err:  # the cell's own failure (an unknown world, a bad model or config)
+        return _Plan(cell, failure=CellFailure(cell.method, cell.seed, one_line(err)), error=err)
     path = None if out is None else out / cell.folder
     if path is not None and reuse:
         done = finished_run(path, cfg)
         if done is not None:
-            return _Plan(cell, cfg, path, done=read_back(cell, path, done))
+            return _Plan(cell, binding, cfg, path, done=read_back(cell, path, done))
     elif path is not None and ((path / CHECKPOINT).exists() or (path / RESULT).exists()):
         raise ConfigError(f"{path}: already holds a run ({CHECKPOINT} or {RESULT}); resume it or choose another "
                           "folder")
-    return _Plan(cell, cfg, path)
+    return _Plan(cell, binding, cfg, path)
 
 
 def run_cells(cells: Sequence[Cell], out: str | Path | None, *, reuse: bool = False,
@@ -193,13 +223,18 @@ def run_cells(cells: Sequence[Cell], out: str | Path | None, *, reuse: bool = Fa
     """Run every cell (in this process unless ``jobs`` or ``ray_address`` asks for Ray) and return
     the finished and interrupted runs in cell order. ``on_done(run, reused)`` hears each run as it
     ends; ``on_failed(failure)`` each cell that failed for its own reason (without it, the first
-    failure raises). ``binding``: the bound domain of the cells of its name (in this process)."""
+    failure raises). Each world (domain and model) is resolved once into its binding, which gives
+    its cells' configs and, in this process, trains them (a Ray worker binds its cell's world
+    itself); ``binding``: the bound domain of the cells of its name, used as it is."""
     if (jobs is not None or ray_address is not None) and out is None:
         raise ConfigError("a grid on Ray needs a folder for its runs (out)")
     if jobs is not None and jobs < 1:
         raise ConfigError(f"jobs: {jobs}; at least 1")
     folder = None if out is None else Path(out)
-    plans = [_plan(cell, folder, reuse) for cell in cells]
+    worlds: Worlds = {}
+    if binding is not None:
+        worlds.update({(cell.domain, cell.model): binding for cell in cells if cell.domain == binding.name})
+    plans = [_plan(cell, folder, reuse, worlds) for cell in cells]
     runs: dict[int, GridRun] = {}
 
     def done(index: int, run: GridRun, reused: bool) -> None:
@@ -217,32 +252,32 @@ def run_cells(cells: Sequence[Cell], out: str | Path | None, *, reuse: bool = Fa
         if plan.done is not None:
             done(index, plan.done, True)
         elif plan.failure is not None:
-            failed(plan.failure)
+            failed(plan.failure, plan.error)
         else:
             todo.append(index)
     if jobs is None and ray_address is None:
-        _run_serial(plans, todo, binding, progress, done, failed)
+        _run_serial(plans, todo, progress, done, failed)
     elif todo:  # (every cell read back or failed: no Ray to start)
         assert folder is not None
         _run_on_ray(plans, todo, folder, jobs, ray_address, cpus, retries, progress, done, failed)
     return [runs[index] for index in sorted(runs)]
 
 
-def _run_serial(plans: list[_Plan], todo: list[int], binding: DomainBinding | None,
-                progress: StageProgress | None, done: Callable[[int, GridRun, bool], None],
+def _run_serial(plans: list[_Plan], todo: list[int], progress: StageProgress | None,
+                done: Callable[[int, GridRun, bool], None],
                 failed: Callable[[CellFailure, BaseException | None], None]) -> None:
     """One cell after another in this process; an interrupted cell (Ctrl-C) stops the grid."""
     for count, index in enumerate(todo, 1):
         plan = plans[index]
         assert plan.cfg is not None
-        mine = binding if binding is not None and binding.name == plan.cell.domain else None
 
         def heard(stage: str, steps: int, total: int, note: str, count: int = count) -> None:
             assert progress is not None
             progress(stage, steps, total, f"cell {count} of {len(todo)}" + (f", {note}" if note else ""))
 
         try:
-            run, reused = train_cell(plan.cell, plan.cfg, plan.path, mine, progress=heard if progress else None)
+            run, reused = train_cell(plan.cell, plan.cfg, plan.path, plan.binding,
+                                     progress=heard if progress else None)
         except Exception as err:  # the cell's own failure; Ctrl-C and SystemExit go through
             failed(CellFailure(plan.cell.method, plan.cell.seed, one_line(err)), err)
             continue

@@ -30,7 +30,6 @@ import numpy as np
 from asg import pddl_models
 from asg.envs import plugins
 from asg.envs.user_code import GuardedEnv
-from asg.envs.domains import get_domain
 from asg.learning.asgrl import model_hints
 from asg.learning.asgrl.config import PRESETS, HierarchicalConfig, TrainConfig, make_config, merge_overrides
 from asg.learning.asgrl.episode import Learner
@@ -328,14 +327,14 @@ def plugin_domain(env: str, labeler: str, model: str, folder: str | None = None,
 
 
 def own_world(env: str, labeler: str, model: str | Path, *, observation: str | None = None,
-              skills: str | None = None) -> tuple[str, dict[str, str]]:
-    """Register the plug-in world of ``env`` / ``labeler`` / ``model``, imported from the current folder
-    (``plugin_domain``), and return its domain name and the parts a run folder keeps so that resume
-    and eval rebuild it (imported from that same folder). ``observation`` None: the one the
-    ``skills`` learner needs (``learner_observation``)."""
-    folder = str(Path.cwd())
-    parts = {"env": env, "labeler": labeler, "model": str(Path(model).resolve()), "folder": folder,
-             "observation": observation or learner_observation(env, skills, folder)}
+              skills: str | None = None, folder: str | Path | None = None) -> tuple[str, dict[str, str]]:
+    """Register the plug-in world of ``env`` / ``labeler`` / ``model``, imported from ``folder`` (default:
+    the current one; a relative ``model`` is read there too) (``plugin_domain``), and return its
+    domain name and the parts a run folder keeps so that resume and eval rebuild it (imported from
+    that same folder). ``observation`` None: the one the ``skills`` learner needs (``learner_observation``)."""
+    where = Path.cwd() if folder is None else Path(folder).resolve()
+    parts = {"env": env, "labeler": labeler, "model": str((where / model).resolve()), "folder": str(where),
+             "observation": observation or learner_observation(env, skills, str(where))}
     return plugin_domain(**parts), parts
 
 
@@ -355,37 +354,35 @@ VIEW_DEEP = {"encoding": "categorical", "categories": list(plugins.MINIGRID_CATE
              "epsilon_anneal_steps": 50_000, "train_every": 4}
 
 
-def deep_input(domain: str) -> dict[str, Any]:
-    """``DeepQConfig`` fields for what ``domain``'s observations are: category codes (``VIEW_DEEP``)
-    for a plug-in world read through Minigrid's egocentric view, nothing (pooled pixels) otherwise."""
-    spec = get_domain(domain)
-    if getattr(spec, "observation", None) == "view":
-        return dict(VIEW_DEEP)
-    return {}
+def deep_input(binding: DomainBinding) -> dict[str, Any]:
+    """``DeepQConfig`` fields for what the bound domain's observations are: category codes
+    (``VIEW_DEEP``) for a plug-in world read through Minigrid's egocentric view, nothing (pooled
+    pixels) otherwise."""
+    return dict(VIEW_DEEP) if binding.observation == "view" else {}
 
 
-def plugin_config(cfg: TrainConfig) -> TrainConfig:
-    """``cfg`` with the plug-in domain's own step budgets (skill length, or the world's episode length)."""
-    spec = get_domain(cfg.domain)
+def plugin_config(cfg: TrainConfig, binding: DomainBinding) -> TrainConfig:
+    """``cfg`` with the bound plug-in domain's own step budgets (skill length, or the world's episode length)."""
     if cfg.learner.kind == "hierarchical":
-        return merge_overrides(cfg, {"learner": {"skill_max_steps": spec.skill_max_steps}})
-    return merge_overrides(cfg, {"learner": {"episode_max_steps": spec.episode_limit()}})
+        return merge_overrides(cfg, {"learner": {"skill_max_steps": binding.skill_max_steps}})
+    return merge_overrides(cfg, {"learner": {"episode_max_steps": binding.episode_limit}})
 
 
-def run_config(domain: str, method: str = "asgrl", preset: str = "asg", *, seed: int = 0, model: str | None = None,
-               plugin: bool = False, config_file: str | Path | None = None, k: int | None = None,
-               skills: str | None = None, **fields: Any) -> TrainConfig:
-    """The config of a new run, built in this order: ``make_config``'s defaults of ``preset``, a plug-in
-    world's step budgets (``plugin``), the ``skills`` learner ("tabular" | "deep", with the deep
-    skills' own defaults for the domain's observations, ``deep_input``), the JSON file
-    ``config_file`` (``configio.override_file``), then the top-level ``TrainConfig`` fields in
-    ``fields`` (``total_steps``, ``eval_episodes``, ``final_eval_epsilon``, ``curve_eval``; None keeps
-    the value) and ``k`` diverse skills for every landmark. ``FieldError`` names the argument that
-    the method or the preset refuses."""
+def run_config(binding: DomainBinding, method: str = "asgrl", preset: str = "asg", *, seed: int = 0,
+               model: str | None = None, plugin: bool = False, config_file: str | Path | None = None,
+               k: int | None = None, skills: str | None = None, **fields: Any) -> TrainConfig:
+    """The config of a new run of the bound domain (``registry.bind_domain``: resolved once, by the
+    caller, who trains with the same binding), built in this order: ``make_config``'s defaults of
+    ``preset``, a plug-in world's step budgets (``plugin``), the ``skills`` learner ("tabular" |
+    "deep", with the deep skills' own defaults for the domain's observations, ``deep_input``), the
+    JSON file ``config_file`` (``configio.override_file``), then the top-level ``TrainConfig``
+    fields in ``fields`` (``total_steps``, ``eval_episodes``, ``final_eval_epsilon``,
+    ``curve_eval``; None keeps the value) and ``k`` diverse skills for every landmark.
+    ``FieldError`` names the argument that the method or the preset refuses."""
     if preset not in PRESETS:
         raise FieldError("preset", f"unknown preset {preset!r} for an ASGRL domain; choose from {', '.join(PRESETS)}")
-    cfg = make_config(domain, method, preset, seed=seed, model=model)
-    cfg = plugin_config(cfg) if plugin else cfg
+    cfg = make_config(binding.name, method, preset, seed=seed, model=model)
+    cfg = plugin_config(cfg, binding) if plugin else cfg
     if skills is not None:
         if cfg.learner.kind != "hierarchical":
             raise FieldError("skills", f"method {method} has no skills (a flat learner)")
@@ -394,7 +391,7 @@ def run_config(domain: str, method: str = "asgrl", preset: str = "asg", *, seed:
             # measured in benchmarks/results/pixel_mario/), the history meta-state
             learner.update(state_key="exact", dead_end_after=0,
                            diversity={"abstraction": "kmeans", "cluster_features": "pixels"},
-                           meta={"state": "history"}, deep=deep_input(domain))
+                           meta={"state": "history"}, deep=deep_input(binding))
         cfg = merge_overrides(cfg, {"learner": learner})
     cfg = override_file(cfg, config_file)
     overrides: dict[str, Any] = {name: value for name, value in fields.items() if value is not None}

@@ -1,0 +1,155 @@
+"""Every grid benchmark runs through the one grid runner (issue 38, part 2): benchmarks/figure3.py,
+omitted_mechanisms.py, own_worlds.py and appendix_f.py each hand their cells to ``grid.run_cells``,
+and a tiny grid of two seeds gives the same per-cell metrics in this process and with ``--jobs 2``
+(a local Ray), bit for bit but for the clock and the folder name."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_grid import VARIES, grid_records
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+NO_RAY = "ray is not installed (pip install 'asg[distributed]'): only the serial grid ran"
+
+
+def script(name: str) -> Any:
+    """A benchmark script as a module (it imports benchmarks/provenance.py as `python benchmarks/..` does)."""
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def jobs():
+    """2 with a local Ray of 2 CPUs running (``run_cells`` uses it), None without Ray."""
+    if importlib.util.find_spec("ray") is None:
+        yield None
+        return
+    import ray
+
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield 2
+    ray.shutdown()
+
+
+def through_the_runner(monkeypatch, module: Any) -> list[int]:
+    """Count the module's calls of ``run_cells`` (each still runs) and the cells they got."""
+    real, cells = module.run_cells, []
+
+    def spy(given, *args, **kwargs):
+        cells.append(len(given))
+        return real(given, *args, **kwargs)
+    monkeypatch.setattr(module, "run_cells", spy)
+    return cells
+
+
+def same_without_clock(a: Any, b: Any) -> bool:
+    """Equal JSON, ``wall_seconds`` / ``mean_wall_*`` and folder names aside."""
+    def strip(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k not in VARIES and not k.startswith("mean_wall")
+                    and k not in ("command", "out", "commit")}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+    return strip(a) == strip(b)
+
+
+def test_figure3_runs_its_cells_through_the_runner_the_same_on_ray(tmp_path, monkeypatch, jobs):
+    fig = script("figure3")
+    heard = through_the_runner(monkeypatch, fig)
+    args = ["--preset", "paper", "--seeds", "2", "--steps", "1500", "--domains", "mario", "--methods", "goal-q",
+            "--eval-episodes", "1"]
+    assert fig.main([*args, "--out", str(tmp_path / "serial"), "--results", str(tmp_path / "r1")]) == 0
+    assert heard == [2] and len(grid_records(tmp_path / "serial")) == 2
+    assert sorted(p.name for p in (tmp_path / "serial" / "mario" / "goal-q").iterdir()) == ["seed0", "seed1"]
+    if jobs is None:
+        pytest.skip(NO_RAY)
+    assert fig.main([*args, "--out", str(tmp_path / "ray"), "--results", str(tmp_path / "r2"),
+                     "--jobs", str(jobs)]) == 0
+    assert grid_records(tmp_path / "ray") == grid_records(tmp_path / "serial")
+    for seed in (0, 1):
+        record = Path("seeds", "figure3", "mario", "goal-q", f"seed{seed}.json")
+        assert same_without_clock(json.loads((tmp_path / "r1" / record).read_text()),
+                                  json.loads((tmp_path / "r2" / record).read_text()))
+
+
+def test_omitted_mechanisms_runs_its_cells_through_the_runner_the_same_on_ray(tmp_path, monkeypatch, jobs):
+    omitted = script("omitted_mechanisms")
+    heard = through_the_runner(monkeypatch, omitted)
+    args = ["--models", "mario_no_key", "--methods", "goal-q", "--seeds", "2", "--steps", "1500", "--overrides",
+            json.dumps({"eval_interval": 1000, "eval_episodes": 1, "final_eval_episodes": 1})]
+    omitted.main([*args, "--out", str(tmp_path / "serial"), "--results", str(tmp_path / "r1")])
+    assert heard == [2] and sorted(grid_records(tmp_path / "serial")) == [
+        "mario_no_key/goal-q/seed0", "mario_no_key/goal-q/seed1"]
+    table = json.loads((tmp_path / "r1" / "omitted.json").read_text())["table"]
+    assert [row["seeds"] for row in table["mario_no_key"]] == [2]
+    if jobs is None:
+        pytest.skip(NO_RAY)
+    omitted.main([*args, "--out", str(tmp_path / "ray"), "--results", str(tmp_path / "r2"), "--jobs", str(jobs)])
+    assert grid_records(tmp_path / "ray") == grid_records(tmp_path / "serial")
+    assert same_without_clock(json.loads((tmp_path / "r2" / "omitted.json").read_text())["table"], table)
+
+
+def test_own_worlds_runs_its_asgrl_cells_through_the_runner_the_same_on_ray(tmp_path, monkeypatch, jobs):
+    """Deep skills: the serial grid runs with one torch thread, as a Ray cell does (a sum over more
+    threads may be ordered differently)."""
+    pytest.importorskip("minigrid")
+    from asg.envs import plugins
+    from asg.learning.torch_state import torch_threads
+
+    worlds = script("own_worlds")
+    heard = through_the_runner(monkeypatch, worlds)
+    args = ["--worlds", "doorkey-5x5", "--methods", "asgrl", "--seeds", "2", "--steps", "300", "--eval-every",
+            "1000", "--eval-episodes", "1", "--final-episodes", "2"]
+    before = set(plugins.plugin_names())
+    try:
+        with torch_threads(1):
+            assert worlds.main([*args, "--out", str(tmp_path / "serial"), "--results", str(tmp_path / "r1")]) == 0
+        assert heard == [2] and sorted(grid_records(tmp_path / "serial")) == [
+            "doorkey-5x5/asgrl/seed0", "doorkey-5x5/asgrl/seed1"]
+        figures = [json.loads((tmp_path / "serial" / "doorkey-5x5" / "asgrl" / f"seed{s}.json").read_text())
+                   for s in (0, 1)]
+        assert [(f["seed"], f["env_steps"], f["final_episodes"]) for f in figures] == [(0, 300, 2), (1, 300, 2)]
+        assert worlds.main([*args, "--out", str(tmp_path / "serial"), "--results", str(tmp_path / "r1")]) == 0
+        assert heard == [2, 0]  # figures there: nothing trained again
+        if jobs is None:
+            pytest.skip(NO_RAY)
+        assert worlds.main([*args, "--out", str(tmp_path / "ray"), "--results", str(tmp_path / "r2"),
+                            "--jobs", str(jobs)]) == 0
+    finally:  # the worlds registered themselves; other tests list the domains
+        for name in set(plugins.plugin_names()) - before:
+            plugins.unregister_domain(name)
+    assert grid_records(tmp_path / "ray") == grid_records(tmp_path / "serial")
+    for seed in (0, 1):
+        name = Path("doorkey-5x5", "asgrl", f"seed{seed}.json")
+        assert same_without_clock(json.loads((tmp_path / "ray" / name).read_text()),
+                                  json.loads((tmp_path / "serial" / name).read_text()))
+
+
+def test_appendix_f_runs_its_cells_through_the_runner_the_same_on_ray(tmp_path, monkeypatch, jobs):
+    appendix = script("appendix_f")
+    heard = through_the_runner(monkeypatch, appendix)
+    args = ["--part", "f3", "--domains", "mario", "--seeds", "2", "--steps", "500"]
+    monkeypatch.setattr(appendix, "RESULTS", tmp_path / "r1")
+    assert appendix.main([*args, "--out", str(tmp_path / "serial")]) == 0
+    assert heard == [4] and sorted(grid_records(tmp_path / "serial")) == [
+        f"f3/mario/{state}/asgrl/seed{seed}" for state in ("history", "low-level") for seed in (0, 1)]
+    rows = json.loads((tmp_path / "r1" / "f3.json").read_text())["rows"]
+    assert [(r["variant"], r["seeds"]) for r in rows] == [("asgrl meta-state=history", 2),
+                                                         ("asgrl meta-state=low-level", 2)]
+    if jobs is None:
+        pytest.skip(NO_RAY)
+    monkeypatch.setattr(appendix, "RESULTS", tmp_path / "r2")
+    assert appendix.main([*args, "--out", str(tmp_path / "ray"), "--jobs", str(jobs)]) == 0
+    assert grid_records(tmp_path / "ray") == grid_records(tmp_path / "serial")
+    assert same_without_clock(json.loads((tmp_path / "r2" / "f3.json").read_text())["rows"], rows)
