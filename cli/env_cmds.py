@@ -122,11 +122,9 @@ def _suggest(spec: Any, checked: Path | None, config: Any, min_goal_traces: int,
     the report whose exit code ends the command."""
     import json
 
-    from asg.envs.mvtr_traces import run_mvtr, run_suggest
+    from asg.envs.mvtr_traces import NothingToRepair, repair_model, run_mvtr, run_suggest
     from asg.learning.atomic import atomic_output
     from asg.planning.hints import HintConfig
-    from asg.planning.parse import parse_files
-    from asg.planning.repair import repair
 
     found = run_suggest(spec, checked, config, HintConfig(min_goal_traces=min_goal_traces))
     data = found.to_json()
@@ -135,13 +133,10 @@ def _suggest(spec: Any, checked: Path | None, config: Any, min_goal_traces: int,
         lines[-1] += " (--episodes; where random episodes never get there, longer ones: --max-steps, --branch-steps)"
     report = found.report
     if write_path is not None:
-        if found.hints.status != "ok" or not found.hints.hints:
-            raise AsgError(f"--write {write_path}: no hint to apply ({found.hints.message or 'none found'}); "
-                           "nothing written")
-        source = checked if checked is not None else spec.model_path()
-        fixed = repair(parse_files(source), found.hints.hints, found.traces, top=top)
-        if not fixed.applied:
-            raise AsgError(f"--write {write_path}: no hint keeps the model an MVTR on the traces; nothing written")
+        try:
+            fixed = repair_model(spec, checked, found, top)
+        except NothingToRepair as err:
+            raise AsgError(f"--write {write_path}: {err}; nothing written") from None
         if write_path.exists():  # created while the hints were computed
             raise AsgError(f"--write {write_path}: exists; give a new file name (a model is never overwritten)")
         with atomic_output(write_path) as handle:

@@ -35,10 +35,12 @@ import numpy as np
 
 from asg.envs.domains import DomainSpec
 from asg.envs.plugins import PluginDomain
+from asg.planning.errors import AsgError
 from asg.planning.hints import HintConfig, HintReport, suggest
 from asg.planning.landmarks import compute_landmarks
 from asg.planning.mvtr import AtomTrace, MVTRReport, check_mvtr
-from asg.planning.repair import atom_orderings, project
+from asg.planning.parse import parse_files
+from asg.planning.repair import RepairResult, atom_orderings, project, repair
 from asg.planning.task import Atom, Task
 
 
@@ -272,3 +274,21 @@ def run_suggest(spec: DomainSpec | PluginDomain, model: str | Path | None = None
                         landmark_orderings=atom_orderings(graph),
                         notes=_exploration_notes(traces, config))
     return Suggestion(report, suggest(task, traces, graph, hints or HintConfig()), tuple(traces))
+
+
+class NothingToRepair(AsgError):
+    """``--write``: the suggestion has no hint to apply, or none that keeps the model an MVTR."""
+
+
+def repair_model(spec: DomainSpec | PluginDomain, model: str | Path | None, found: Suggestion,
+                 top: int = 3) -> RepairResult:
+    """The model ``asg mvtr --suggest --write`` writes: ``found``'s top-ranked hints that keep
+    ``model`` (the domain's own when None) an MVTR on its traces, at most ``top`` of them, applied
+    (``planning.repair.repair``). ``NothingToRepair`` when there is no hint or none applies."""
+    if found.hints.status != "ok" or not found.hints.hints:
+        raise NothingToRepair(f"no hint to apply ({found.hints.message or 'none found'})")
+    fixed = repair(parse_files(model if model is not None else spec.model_path()), found.hints.hints,
+                   found.traces, top=top)
+    if not fixed.applied:
+        raise NothingToRepair("no hint keeps the model an MVTR on the traces")
+    return fixed
