@@ -113,6 +113,25 @@ def test_a_cell_away_from_the_drivers_files_returns_them_and_they_land_as_a_loca
     assert cell_record(tmp_path / "remote" / cell.folder) == cell_record(tmp_path / "here" / cell.folder)
 
 
+@needs_ray
+def test_jobs_of_a_learner_from_outside_asg_give_the_same_values_here_and_on_ray(local_ray):
+    """``run_jobs``: a job's value comes back in job order, its own error is reported in one line and
+    the others finish, in this process and on Ray alike."""
+    from asg.learning.asgrl.grid import Job, run_jobs
+
+    work = [Job("pow", 0, pow, (2, 10)), Job("int", 1, int, ("not a number",)), Job("pow", 2, pow, (3, 4))]
+    for jobs in (None, 2):
+        heard: list = []
+        failures: list = []
+        values = run_jobs(work, jobs=jobs, on_done=lambda job, value, heard=heard: heard.append((job.seed, value)),
+                          on_failed=failures.append)
+        assert values == [1024, 81] and sorted(heard) == [(0, 1024), (2, 81)]
+        assert [f.line() for f in failures] == ["int seed 1: ValueError: invalid literal for int() with base 10: "
+                                                "'not a number'"]
+    with pytest.raises(ValueError):
+        run_jobs(work)
+
+
 # -- asg compare: --jobs, --ray-address, --resume, failed cells --------------------------------------
 
 def compare(*args: str):

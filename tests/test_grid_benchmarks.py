@@ -1,7 +1,8 @@
 """Every grid benchmark runs through the one grid runner (issue 38, part 2): benchmarks/figure3.py,
-omitted_mechanisms.py, own_worlds.py and appendix_f.py each hand their cells to ``grid.run_cells``,
-and a tiny grid of two seeds gives the same per-cell metrics in this process and with ``--jobs 2``
-(a local Ray), bit for bit but for the clock and the folder name."""
+omitted_mechanisms.py, own_worlds.py and appendix_f.py each hand their cells to ``grid.run_cells``
+(own_worlds' PPO cells, a learner from outside asg, to ``grid.run_jobs``), and a tiny grid of two
+seeds gives the same per-cell metrics in this process and with ``--jobs 2`` (a local Ray), bit for
+bit but for the clock and the folder name."""
 from __future__ import annotations
 
 import importlib.util
@@ -100,28 +101,32 @@ def test_omitted_mechanisms_runs_its_cells_through_the_runner_the_same_on_ray(tm
     assert same_without_clock(json.loads((tmp_path / "r2" / "omitted.json").read_text())["table"], table)
 
 
-def test_own_worlds_runs_its_asgrl_cells_through_the_runner_the_same_on_ray(tmp_path, monkeypatch, jobs):
-    """Deep skills: the serial grid runs with one torch thread, as a Ray cell does (a sum over more
+def test_own_worlds_runs_its_cells_through_the_runner_the_same_on_ray(tmp_path, monkeypatch, jobs):
+    """ASGRL's cells through ``run_cells``, PPO's (a learner from outside asg) through ``run_jobs``.
+    Deep skills: the serial grid runs with one torch thread, as a Ray cell does (a sum over more
     threads may be ordered differently)."""
     pytest.importorskip("minigrid")
+    pytest.importorskip("stable_baselines3")
     from asg.envs import plugins
     from asg.learning.torch_state import torch_threads
 
     worlds = script("own_worlds")
-    heard = through_the_runner(monkeypatch, worlds)
-    args = ["--worlds", "doorkey-5x5", "--methods", "asgrl", "--seeds", "2", "--steps", "300", "--eval-every",
-            "1000", "--eval-episodes", "1", "--final-episodes", "2"]
+    cells = through_the_runner(monkeypatch, worlds)
+    real, ppo = worlds.run_jobs, []
+    monkeypatch.setattr(worlds, "run_jobs", lambda work, **kw: ppo.append(len(work)) or real(work, **kw))
+    args = ["--worlds", "doorkey-5x5", "--methods", "asgrl,ppo", "--seeds", "2", "--steps", "300", "--ppo-steps",
+            "2048", "--eval-every", "1000", "--eval-episodes", "1", "--final-episodes", "2"]
     before = set(plugins.plugin_names())
     try:
         with torch_threads(1):
             assert worlds.main([*args, "--out", str(tmp_path / "serial"), "--results", str(tmp_path / "r1")]) == 0
-        assert heard == [2] and sorted(grid_records(tmp_path / "serial")) == [
+        assert cells == [2] and ppo == [2] and sorted(grid_records(tmp_path / "serial")) == [
             "doorkey-5x5/asgrl/seed0", "doorkey-5x5/asgrl/seed1"]
-        figures = [json.loads((tmp_path / "serial" / "doorkey-5x5" / "asgrl" / f"seed{s}.json").read_text())
-                   for s in (0, 1)]
-        assert [(f["seed"], f["env_steps"], f["final_episodes"]) for f in figures] == [(0, 300, 2), (1, 300, 2)]
+        figures = {(m, s): json.loads((tmp_path / "serial" / "doorkey-5x5" / m / f"seed{s}.json").read_text())
+                   for m in ("asgrl", "ppo") for s in (0, 1)}
+        assert [(f["seed"], f["final_episodes"]) for f in figures.values()] == [(0, 2), (1, 2)] * 2
         assert worlds.main([*args, "--out", str(tmp_path / "serial"), "--results", str(tmp_path / "r1")]) == 0
-        assert heard == [2, 0]  # figures there: nothing trained again
+        assert cells == [2, 0] and ppo == [2, 0]  # figures there: nothing trained again
         if jobs is None:
             pytest.skip(NO_RAY)
         assert worlds.main([*args, "--out", str(tmp_path / "ray"), "--results", str(tmp_path / "r2"),
@@ -130,10 +135,9 @@ def test_own_worlds_runs_its_asgrl_cells_through_the_runner_the_same_on_ray(tmp_
         for name in set(plugins.plugin_names()) - before:
             plugins.unregister_domain(name)
     assert grid_records(tmp_path / "ray") == grid_records(tmp_path / "serial")
-    for seed in (0, 1):
-        name = Path("doorkey-5x5", "asgrl", f"seed{seed}.json")
-        assert same_without_clock(json.loads((tmp_path / "ray" / name).read_text()),
-                                  json.loads((tmp_path / "serial" / name).read_text()))
+    for (method, seed), serial in figures.items():
+        name = Path("doorkey-5x5", method, f"seed{seed}.json")
+        assert same_without_clock(json.loads((tmp_path / "ray" / name).read_text()), serial)
 
 
 def test_appendix_f_runs_its_cells_through_the_runner_the_same_on_ray(tmp_path, monkeypatch, jobs):

@@ -20,6 +20,9 @@ cluster at ``ray_address``). Either way a cell runs :func:`train_cell`, writes t
 - Ctrl-C or SIGTERM on the driver: ``ray.cancel`` on every cell; a running one checkpoints at its
   next episode boundary (Ray delivers the cancel as a SIGINT, which ``train`` turns into a stop)
   and comes back ``interrupted``; queued ones do not start; ``reuse`` continues the grid.
+- A learner from outside asg (a baseline such as stable-baselines3's PPO) has no config or run
+  folder: its cells are :class:`Job` s, a function and its arguments, run by :func:`run_jobs` in
+  the same two ways, with the same CPUs, retries, failures and progress.
 """
 from __future__ import annotations
 
@@ -401,27 +404,41 @@ def _run_on_ray(plans: list[_Plan], todo: list[int], out: Path, jobs: int | None
 def _collect(ray: Any, refs: dict[Any, int], plans: list[_Plan], cpus: int,
              progress: StageProgress | None, done: Callable[[int, GridRun, bool], None],
              failed: Callable[[CellFailure, BaseException | None], None]) -> None:
-    """Wait for the tasks; each run or failure as it ends, progress as cells done, running, queued."""
+    """Wait for the cells' tasks; each run (landed under ``out`` when it ran away from it) or failure as it ends."""
+    def finish(index: int, outcome: _Outcome) -> None:
+        if outcome.failure is not None:
+            failed(outcome.failure, None)
+        elif outcome.run is not None:
+            path = plans[index].path
+            assert path is not None
+            done(index, _land(outcome, path) if outcome.files is not None else outcome.run, outcome.reused)
+
+    def lost(index: int, err: BaseException) -> None:
+        cell = plans[index].cell
+        failed(CellFailure(cell.method, cell.seed, one_line(err)), None)
+    _gather(ray, refs, cpus, progress, finish, lost)
+
+
+def _gather(ray: Any, refs: dict[Any, int], cpus: int, progress: StageProgress | None,
+            finish: Callable[[int, Any], None], lost: Callable[[int, BaseException], None]) -> None:
+    """Wait for the tasks (``refs``: task -> its index); ``finish(index, value)`` each as it ends,
+    ``lost(index, error)`` each whose retries are spent; progress as cells done, running, queued.
+    Ctrl-C cancels them all: running ones get a SIGINT, queued ones do not start."""
     pending, total, finished, told = list(refs), len(refs), 0, False
     with StopOnSignal() as stop:
         try:
             while pending:
                 ready, pending = ray.wait(pending, num_returns=len(pending), timeout=1.0)
                 for ref in ready:
-                    index, cell = refs[ref], plans[refs[ref]].cell
                     finished += 1
                     try:
-                        outcome = ray.get(ref)
+                        value = ray.get(ref)
                     except ray.exceptions.TaskCancelledError:  # stopped before it began
                         continue
                     except Exception as err:  # retries spent (a node lost each time), or Ray's own error
-                        outcome = _Outcome(failure=CellFailure(cell.method, cell.seed, one_line(err)))
-                    if outcome.failure is not None:
-                        failed(outcome.failure, None)
-                    elif outcome.run is not None:
-                        path = plans[index].path
-                        assert path is not None
-                        done(index, _land(outcome, path) if outcome.files is not None else outcome.run, outcome.reused)
+                        lost(refs[ref], err)
+                        continue
+                    finish(refs[ref], value)
                 if stop() and not told:  # Ctrl-C: running cells checkpoint, queued ones do not start
                     for ref in pending:
                         ray.cancel(ref)
@@ -435,3 +452,85 @@ def _collect(ray: Any, refs: dict[Any, int], plans: list[_Plan], cpus: int,
             for ref in pending:
                 ray.cancel(ref)
             raise
+
+
+# -- cells of a learner from outside asg --------------------------------------------------------
+
+@dataclass(frozen=True)
+class Job:
+    """A cell of a learner from outside asg's registry (a baseline such as stable-baselines3's PPO):
+    ``call(*args)`` runs where the cell runs and returns what the caller keeps of it (picklable).
+    It has no run folder: what to read back instead of running it again is the caller's."""
+
+    method: str
+    seed: int
+    call: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+    group: str = ""
+
+
+def _job_task(job: Job, threads: int) -> tuple[Any, CellFailure | None]:
+    """A job on a Ray worker, its torch threads set to its CPUs: its value, or its own failure (not retried)."""
+    try:
+        with torch_threads(threads):
+            return job.call(*job.args), None
+    except Exception as err:
+        return None, CellFailure(job.method, job.seed, one_line(err))
+
+
+def run_jobs(work: Sequence[Job], *, progress: StageProgress | None = None,
+             on_done: Callable[[Job, Any], None] | None = None,
+             on_failed: Callable[[CellFailure], None] | None = None,
+             jobs: int | None = None, ray_address: str | None = None, cpus: int = 1,
+             retries: int = 3) -> list[Any]:
+    """Run every job as ``run_cells`` runs cells (in this process unless ``jobs`` or ``ray_address``
+    asks for Ray, one CPU each, lost workers retried, Ctrl-C cancelling them) and return the values
+    of those that finished, in job order; ``on_done(job, value)`` hears each as it ends,
+    ``on_failed(failure)`` each that raised (without it, the first failure raises)."""
+    if jobs is not None and jobs < 1:
+        raise ConfigError(f"jobs: {jobs}; at least 1")
+    values: dict[int, Any] = {}
+
+    def finish(index: int, value: Any) -> None:
+        values[index] = value
+        if on_done is not None:
+            on_done(work[index], value)
+
+    def failed(failure: CellFailure, err: BaseException | None = None) -> None:
+        if on_failed is None:
+            raise err if err is not None else ConfigError(failure.line())
+        on_failed(failure)
+
+    if jobs is None and ray_address is None:
+        for index, job in enumerate(work):
+            if progress is not None:
+                progress(GRID_STAGE, index, len(work), f"1 running, {len(work) - index - 1} queued")
+            try:
+                value = job.call(*job.args)
+            except Exception as err:  # the job's own failure; Ctrl-C and SystemExit go through
+                failed(CellFailure(job.method, job.seed, one_line(err)), err)
+                continue
+            finish(index, value)
+        if progress is not None and work:
+            progress(GRID_STAGE, len(work), len(work), "0 running, 0 queued")
+    elif work:
+        ray = import_ray()
+        owns = _connect(ray, jobs, ray_address)
+        task = ray.remote(_job_task).options(num_cpus=cpus, max_retries=retries, retry_exceptions=False)
+        try:
+            refs = {task.remote(job, cpus): index for index, job in enumerate(work)}
+
+            def ended(index: int, outcome: tuple[Any, CellFailure | None]) -> None:
+                value, failure = outcome
+                if failure is not None:
+                    failed(failure)
+                else:
+                    finish(index, value)
+
+            def lost(index: int, err: BaseException) -> None:
+                failed(CellFailure(work[index].method, work[index].seed, one_line(err)))
+            _gather(ray, refs, cpus, progress, ended, lost)
+        finally:
+            if owns:
+                ray.shutdown()
+    return [values[index] for index in sorted(values)]
