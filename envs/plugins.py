@@ -298,12 +298,21 @@ def resolve_env(env: str | Callable[..., gym.Env], folder: str | Path | None = N
 
 
 def _accepts_max_steps(factory: Any) -> bool:
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):  # builtins without a signature
-        return False
-    param = params.get("max_steps")
-    return param is not None and param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY)
+    """Whether ``factory`` takes ``max_steps=``: in its own signature, or, for a class whose
+    ``__init__`` passes ``**kwargs`` on, in a base class's (a BabyAI level or ObstructedMaze takes
+    ``**kwargs`` and hands ``max_steps`` to Minigrid's base class)."""
+    targets = [klass.__init__ for klass in factory.__mro__] if inspect.isclass(factory) else [factory]
+    for target in targets:
+        try:
+            params = inspect.signature(target).parameters
+        except (TypeError, ValueError):  # builtins without a signature
+            return False
+        param = params.get("max_steps")
+        if param is not None and param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+            return True
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            return False
+    return False
 
 
 def _env_label(env: str | Callable[..., Any]) -> str:
@@ -457,7 +466,11 @@ class PluginDomain:
         """``own_episode_limit`` of the env as its factory makes it (built once per domain object)."""
         env = self._build(None, dict(self.env_kwargs))
         try:
-            return own_episode_limit(env)
+            limit = own_episode_limit(env)
+            if limit == 0:  # a BabyAI level sets max_steps at reset, from its layout; 0 until then
+                env.reset(seed=0)
+                limit = own_episode_limit(env)
+            return limit
         finally:
             env.close()
 

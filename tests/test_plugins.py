@@ -123,6 +123,19 @@ def test_a_world_keeps_its_own_time_limit(model, monkeypatch):
     assert bare.episode_limit() == plugins.DEFAULT_EPISODE_STEPS == 2000
 
 
+def test_a_babyai_level_keeps_its_own_limit_and_takes_max_steps(model):
+    """BabyAI levels and ObstructedMaze take ``max_steps`` through ``**kwargs`` (Minigrid's base
+    class has it), so a cap reaches the env itself rather than a TimeLimit its own limit undercuts;
+    a BabyAI level sets its own limit at reset (576 on KeyInBox), not 0 as it reads before one."""
+    pytest.importorskip("minigrid")
+    for env_id, own in (("BabyAI-KeyInBox-v0", 576), ("MiniGrid-ObstructedMaze-1Dl-v0", 288)):
+        spec = plugins.make_domain("level", env=env_id, labeler={"(has-key)": lambda env: False}, model=model)
+        assert spec.episode_limit() == own
+        env = spec.make_env(max_steps=5000)
+        env.reset(seed=0)
+        assert env.unwrapped.max_steps == 5000
+
+
 def test_label_table_decorator_and_fixed_seed(model):
     table = LabelTable("keydoor")
 
