@@ -242,10 +242,15 @@ def import_object(text: str, param: str, folder: str | Path | None = None) -> An
 
 
 def _import_module(name: str, param: str, text: str, folder: str | Path | None = None) -> Any:
-    cwd = str(folder) if folder is not None else os.getcwd()
-    added = not any(entry in ("", cwd) for entry in sys.path)
+    """Import ``name`` as ``python -m`` would from ``folder`` (default: the current directory). A
+    given folder is searched first, even where ``sys.path`` already holds ``""``, and a module of the
+    same name imported earlier from elsewhere (another world's ``labels.py``) is not reused for it."""
+    cwd = str(Path(folder).resolve()) if folder is not None else os.getcwd()
+    added = folder is not None or not any(entry in ("", cwd) for entry in sys.path)
     if added:  # as ``python -m`` does; console scripts do not put the current directory first
         sys.path.insert(0, cwd)
+    if folder is not None:
+        _forget_elsewhere(name.partition(".")[0], Path(cwd))
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
@@ -257,6 +262,19 @@ def _import_module(name: str, param: str, text: str, folder: str | Path | None =
     finally:
         if added and cwd in sys.path:
             sys.path.remove(cwd)
+
+
+def _forget_elsewhere(top: str, folder: Path) -> None:
+    """Drop the cached module ``top`` (and its submodules) when ``folder`` holds a module of that name
+    and the cached one came from another place, so that the import below finds ``folder``'s."""
+    if not ((folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file()):
+        return
+    cached = sys.modules.get(top)
+    where = getattr(cached, "__file__", None)
+    if cached is None or (where is not None and Path(where).resolve().is_relative_to(folder)):
+        return
+    for key in [key for key in sys.modules if key == top or key.startswith(top + ".")]:
+        del sys.modules[key]
 
 
 def resolve_env(env: str | Callable[..., gym.Env], folder: str | Path | None = None) -> str | Callable[..., gym.Env]:

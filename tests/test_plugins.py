@@ -452,3 +452,21 @@ def test_the_egocentric_view_is_minigrids_only(model):
     with pytest.raises(plugins.PluginError, match="not a Minigrid env"):
         spec.make_env()
     assert learner_observation(make_corridor, "deep") == "env"  # deep skills read a toy env's own observation
+
+
+def test_each_world_folder_gets_its_own_module_of_a_shared_name(tmp_path, monkeypatch):
+    """Two worlds whose labelers are both ``labels.py`` (as in examples/): in one process (a grid's
+    cells, ``python -c`` with ``""`` on ``sys.path``) each folder's own module is imported."""
+    monkeypatch.syspath_prepend("")
+    for key in [k for k in sys.modules if k == "labels" or k.startswith("labels.")]:
+        monkeypatch.delitem(sys.modules, key)
+    folders = []
+    for value in (1, 2):
+        folder = tmp_path / f"world{value}"
+        folder.mkdir()
+        (folder / "labels.py").write_text(f"VALUE = {value}\n")
+        folders.append(folder)
+    assert plugins.import_object("labels:VALUE", "labeler", folders[0]) == 1
+    assert plugins.import_object("labels:VALUE", "labeler", folders[1]) == 2
+    assert plugins.import_object("labels:VALUE", "labeler", folders[0]) == 1
+    monkeypatch.delitem(sys.modules, "labels")
