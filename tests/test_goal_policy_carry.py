@@ -126,3 +126,19 @@ def test_the_cli_carries_a_run_folder(first_epoch, tmp_path, monkeypatch):
     line = one_line(CliRunner().invoke(main, ["train", "--domain", "fetch-programs", "--stage", "behaviour-model",
                                               "--carry", str(first_epoch)]))
     assert "--carry: not an option" in line
+
+
+def test_a_carried_run_may_change_its_share_of_chained_starts_and_records_it(first_epoch, tmp_path):
+    """The start distribution is the one curriculum field a continued run may change: its config
+    holds the new share, ``carried_from.changed`` the old and new values, and its task uses it."""
+    from dataclasses import replace
+
+    before = tiny().schedule.chained_starts
+    more = replace(tiny(), schedule=replace(tiny().schedule, chained_starts=0.9, epochs_phase2=2))
+    out = train_goal_policy(more, tmp_path / "k", carry_from=first_epoch / carry.CARRY_FILE, refill_episodes=2,
+                            max_epochs=1)
+    assert out["total_epochs"] == 3
+    config = json.loads((tmp_path / "k" / "config.json").read_text())
+    assert config["config"]["schedule"]["chained_starts"] == 0.9
+    assert config["carried_from"]["changed"] == {"schedule.chained_starts": [before, 0.9],
+                                                 "schedule.epochs_phase2": [1, 2]}

@@ -31,6 +31,9 @@ CARRY_FILE, CARRY_KIND = "carry.npz", "goal-policy-carry"
 CARRIED = ("version", "config", "seed", "agent", "rng", "progress")  # what a carry file keeps of a checkpoint
 # fields a carried run may change: how long it trains, and speed only
 SPEED_FIELDS = ("threads", "torch_threads", "checkpoint_every")
+# the start distribution a continued run may change: a curriculum of ours (the run's config.json then
+# holds the new share, ``carried_from`` in its checkpoint the change); docs/fetch_programs_switches.md
+CURRICULUM_FIELDS = ("chained_starts",)
 
 
 def carry_tree(state: dict[str, Any]) -> dict[str, Any]:
@@ -63,21 +66,22 @@ def read_carry(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def carried_config(config: GoalPolicyConfig | None, saved: dict[str, Any], where: Path) -> GoalPolicyConfig:
-    """The carried config; a given one may differ only in the epochs (phase 1 never shorter) and in
-    the speed-only fields ``schedule.threads``, ``torch_threads``, ``checkpoint_every``."""
+    """The carried config; a given one may differ only in the epochs (phase 1 never shorter), in
+    the speed-only fields ``schedule.threads``, ``torch_threads``, ``checkpoint_every`` and in the
+    start distribution ``schedule.chained_starts`` (a curriculum, see ``changed_fields``)."""
     old = cfgmod.from_dict(saved, str(where))
     if config is None:
         return old
     from dataclasses import replace
 
-    speed = {name: getattr(old.schedule, name) for name in SPEED_FIELDS}
+    kept = {name: getattr(old.schedule, name) for name in SPEED_FIELDS + CURRICULUM_FIELDS}
     same = replace(config, schedule=replace(config.schedule, epochs_phase1=old.schedule.epochs_phase1,
-                                            epochs_phase2=old.schedule.epochs_phase2, **speed))
+                                            epochs_phase2=old.schedule.epochs_phase2, **kept))
     if same != old:
         a, b = cfgmod.to_dict(old), cfgmod.to_dict(same)
         diff = sorted(f"{s}.{k}" for s in a if isinstance(a[s], dict) for k in a[s] if a[s][k] != b[s][k])
         raise ConfigError(f"{where}: a carried run keeps its config ({', '.join(diff) or 'preset'} differ); only "
-                          f"the epochs and schedule.{', schedule.'.join(SPEED_FIELDS)} may change")
+                          f"the epochs and schedule.{', schedule.'.join(SPEED_FIELDS + CURRICULUM_FIELDS)} may change")
     if config.schedule.epochs_phase1 < old.schedule.epochs_phase1:
         raise ConfigError(f"{where}: phase 1 cannot be shortened once a run has started")
     return config
@@ -88,3 +92,11 @@ def check_new_folder(out: Path, checkpoint_name: str) -> None:
     if (out / checkpoint_name).exists():
         raise CheckpointError(f"{out}: already holds a run ({checkpoint_name}); continue that run "
                               "(resume), or carry into another folder")
+
+
+def changed_fields(config: GoalPolicyConfig, saved: dict[str, Any], where: Path) -> dict[str, list[Any]]:
+    """The schedule fields a carried run changes that are not speed only: ``{"schedule.F": [old, new]}``."""
+    old = cfgmod.from_dict(saved, str(where)).schedule
+    return {f"schedule.{name}": [getattr(old, name), getattr(config.schedule, name)]
+            for name in ("epochs_phase1", "epochs_phase2", *CURRICULUM_FIELDS)
+            if getattr(old, name) != getattr(config.schedule, name)}

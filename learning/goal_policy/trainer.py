@@ -471,7 +471,9 @@ def train_goal_policy(config: GoalPolicyConfig | None, out_dir: str | Path, resu
             refill = default_refill(config) if refill_episodes is None else refill_episodes
             saved = {**tree, "carried_from": {"file": str(Path(carry_from).resolve()), "sha256":
                                               ckpt.sha256_file(carry_from), "epoch": int(meta.get("epoch", 0)),
-                                              "refill_episodes": refill}}
+                                              "refill_episodes": refill,
+                                              "changed": carry.changed_fields(config, tree["config"],
+                                                                              Path(carry_from))}}
         elif resume is not None:
             saved = read_checkpoint(run_dir)
             config = _resolve_config(config, saved["config"], run_dir / CHECKPOINT)
