@@ -50,14 +50,18 @@ def cell_records(out: Path) -> dict[str, Any]:
 
 
 def busy() -> list[str]:
-    """Command lines of other benchmarks or training runs on this machine (they skew the timing)."""
+    """Command lines of other benchmarks or training runs on this machine (they skew the timing); a
+    process stopped for the measurement (``kill -STOP``) takes no CPU and is not counted."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit() or int(proc.name) in (os.getpid(), os.getppid()):
             continue
         try:
             line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-        except OSError:
+            state = (proc / "stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state in ("T", "t"):  # stopped (SIGSTOP) for the measurement: it takes no CPU
             continue
         if any(mark in line for mark in OTHERS) and "grid_speed.py" not in line:
             found.append(line[:200])
