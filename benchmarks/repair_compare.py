@@ -49,6 +49,7 @@ MODELS = {"household_no_battery": "household-v1", "household_no_key": "household
           "mario_no_key": "mario", "minecraft_no_processing": "minecraft"}
 METHOD = "asgrl"
 KINDS = ("omitted", "repaired", "complete")
+REACHED = "reached_"  # metrics.csv: the share of evaluation episodes that reached a landmark
 
 
 def write_repaired(stem: str, folder: Path, config: ExplorationConfig) -> dict[str, Any]:
@@ -115,11 +116,18 @@ def at_most(repaired: dict[str, Any], omitted: dict[str, Any]) -> bool | None:
     return repaired["median"] <= omitted["median"]
 
 
+def never_reached(rows: tuple[dict[str, Any], ...]) -> list[str]:
+    """The landmarks no evaluation episode of the run reached (its curve's ``reached_<landmark>``
+    shares, in the landmark order): where a run that never succeeded stalled."""
+    names = [k for k in (rows[0] if rows else {}) if k.startswith(REACHED)]
+    return [k[len(REACHED):] for k in names if max(float(row[k] or 0) for row in rows) == 0.0]
+
+
 def per_run(run: GridRun) -> dict[str, Any]:
     r = run.result
     return {"seed": run.seed, "steps_to_success": r.steps_to_success, "env_steps": r.env_steps,
             "status": r.status, "greedy": r.success_rate, "epsilon": r.epsilon_success_rate,
-            "wall_seconds": round(r.wall_seconds, 1)}
+            "never_reached": never_reached(run.rows), "wall_seconds": round(r.wall_seconds, 1)}
 
 
 def compare(stem: str, runs: dict[str, list[GridRun]], budget: int) -> dict[str, Any]:
@@ -161,6 +169,7 @@ def markdown(data: dict[str, Any]) -> str:
              f"`omitted_mechanisms.py` runs it{overrides}), {budget['env_steps_per_run']} env steps a run, seeds "
              f"{data['seeds']}; the repaired model: `asg mvtr --suggest --write` with exploration "
              f"{budget['exploration']} (episodes:max-steps:branch-steps), seed {budget['exploration_seed']}.", "",
+             *([data["note"], ""] if data.get("note") else []),
              "Steps to success: env steps at the first learning-curve evaluation with greedy success 1.0 "
              f"({budget['eval_episodes']} episodes every {budget['eval_interval']} steps; the threshold "
              "`summarize` counts a seed solved at). A run that never got there is censored at the budget "
@@ -184,6 +193,13 @@ def markdown(data: dict[str, Any]) -> str:
         lines.append(f"* **{c['model']}**: " + "; ".join(
             f"{p['seed']}: {_steps(p['omitted'], b)} / {_steps(p['repaired'], b)} / {_steps(p['complete'], b)}"
             for p in c["seed_pairs"]))
+    lines += ["", "Landmarks no evaluation episode ever reached, in runs that never succeeded:", ""]
+    for c in data["models"]:
+        for kind in KINDS:
+            stalled = [f"seed {r['seed']}: {' '.join(r['never_reached']) or '-'}"
+                       for r in c[kind]["runs_detail"] if r["steps_to_success"] is None]
+            if stalled:
+                lines.append(f"* **{c['model']}** {kind}: " + "; ".join(stalled))
     lines += ["", "The repaired models (hints applied by `--write`, the re-check, the new landmark sequence):", ""]
     for stem, rep in data["repaired"].items():
         lines.append(f"* **{stem}** → `{rep['path']}` ({rep['goal_traces']} goal-reaching traces; mvtr "
@@ -207,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("runs/repair_compare"),
                         help="run folders and the repaired models")
     parser.add_argument("--results", type=Path, default=RESULTS / "repair_compare.json")
+    parser.add_argument("--note", default="", help="said under the results' heading (e.g. why seeds were cut)")
     add_grid_arguments(parser)
     args = parser.parse_args(argv)
     where = grid_arguments(parser, args)
@@ -242,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     for stem in stems:
         groups = {"omitted": f"{stem}/omitted", "repaired": f"{stem}/repaired", "complete": f"complete/{MODELS[stem]}"}
         models.append(compare(stem, {k: [r for r in runs if r.group == g] for k, g in groups.items()}, budget))
-    data = {"preset": args.preset, "overrides": args.overrides, "method": METHOD,
+    data = {"note": args.note, "preset": args.preset, "overrides": args.overrides, "method": METHOD,
             "metric": "steps_to_success (first evaluation with greedy success 1.0), censored at the budget",
             "repaired": repaired, "models": models}
     stamped = write_result(args.results, data, command_line(__file__, argv),
