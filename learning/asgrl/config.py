@@ -269,6 +269,16 @@ class DeepQConfig:
     # DQN's does (Mnih et al. 2015; ours). Per success, a skill that succeeds by chance often
     # (a random walk finds MiniGrid's key) stops exploring before its network has learned.
     epsilon_anneal_steps: int = 0
+    # 1: one env, the loop of ``hierarchical.py`` (one episode after another). N > 1 (ours): N copies of
+    # the env in lockstep (``lockstep.py``), each with its own episode, meta-controller state and
+    # skill; one batched forward pass picks the greedy actions of every env a tick, and the tick's
+    # N / train_every gradient steps of the serial loop are one step over as many batches (the
+    # replayed samples per env step stay the serial loop's). A seeded run is reproducible for a
+    # fixed N and ``torch_threads``, not across them.
+    n_envs: int = 1
+    # torch's intra-op threads for the gradient steps with n_envs > 1 (ours; the serial loop runs on
+    # one thread): a step over n_envs / train_every batches is big enough for several cores to share.
+    torch_threads: int = 1
 
     def __post_init__(self) -> None:
         c = Checker(self, "deep")
@@ -290,6 +300,8 @@ class DeepQConfig:
             isinstance(n, int) and not isinstance(n, bool) and 2 <= n <= 256 for n in self.categories), "categories",
             f"expected a list of 1 or more code counts in 2..256, got {show(self.categories)}")
         c.integer("epsilon_anneal_steps", ge=0)
+        c.integer("n_envs", ge=1, le=256)
+        c.integer("torch_threads", ge=1, le=256)
 
 
 @dataclass(frozen=True)
@@ -347,6 +359,8 @@ class HierarchicalConfig:
         for name, cls in (("q", QConfig), ("diversity", DiversityConfig), ("meta", MetaConfig),
                           ("deep", DeepQConfig)):
             c.require(isinstance(getattr(self, name), cls), name, f"expected a {cls.__name__}")
+        c.require(self.skills == "deep" or self.deep.n_envs == 1, "deep",
+                  f"n_envs > 1 runs deep skills in lockstep: expected skills \"deep\", got {show(self.skills)}")
         if self.skills == "deep":
             c.require(self.meta.state == "history", "skills",
                       "deep skills need meta.state \"history\" (images are no table keys), "
@@ -518,6 +532,7 @@ def _paper_preset(learner: HierarchicalConfig | FlatConfig) -> HierarchicalConfi
         learner.q, random_ties=False, batch_update="sequential"))
     if isinstance(learner, HierarchicalConfig):  # Sec. 4.2's second stopping condition of the curriculum
         learner = dataclasses.replace(learner, skills="tabular", skill_max_steps=700, dead_end_after=0,
+                                      deep=dataclasses.replace(learner.deep, n_envs=1),
                                       diversity=dataclasses.replace(learner.diversity, stop_on_no_new_terminal=True,
                                                                     cluster_features="pixels"))
     return learner

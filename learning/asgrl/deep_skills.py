@@ -31,6 +31,7 @@ Weights, the optimiser and the buffers are saved as numpy arrays (``asg.learning
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -55,9 +56,13 @@ def standardize(pooled: np.ndarray) -> np.ndarray:
     return (x - mean) / (std + 1.0)
 
 
-def code_counts(categories: Sequence[int], n: int) -> np.ndarray:
-    """How many codes each of ``n`` positions has: ``categories`` repeated over the positions."""
-    return np.resize(np.asarray(categories, np.int64), n)
+@functools.lru_cache(maxsize=16)
+def code_counts(categories: tuple[int, ...], n: int) -> np.ndarray:
+    """How many codes each of ``n`` positions has: ``categories`` repeated over the positions
+    (read-only: one array per (categories, n), as every step of a run asks for it)."""
+    counts = np.resize(np.asarray(categories, np.int64), n)
+    counts.flags.writeable = False
+    return counts
 
 
 def encode(obs: Any, cfg: DeepQConfig) -> np.ndarray:
@@ -66,7 +71,7 @@ def encode(obs: Any, cfg: DeepQConfig) -> np.ndarray:
     if cfg.encoding == "pixels":
         return pool_image(obs, cfg.pool)
     codes = np.asarray(obs).reshape(-1)
-    counts = code_counts(cfg.categories, codes.size)
+    counts = code_counts(tuple(cfg.categories), codes.size)
     bad = (codes < 0) | (codes >= counts)
     if bad.any():
         i = int(bad.argmax())
@@ -80,7 +85,7 @@ class OneHot:
     positions with ``code_counts(categories, n)`` codes each (the network input and k-means features)."""
 
     def __init__(self, categories: Sequence[int], n: int) -> None:
-        counts = code_counts(categories, n)
+        counts = code_counts(tuple(categories), n)
         self.offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
         self.width = int(counts.sum())
 
@@ -162,8 +167,9 @@ def network_input(stored: np.ndarray, one_hot: OneHot | None) -> np.ndarray:
 
 def _tensors(batch: dict[str, np.ndarray], extra_reward: np.ndarray,
              one_hot: OneHot | None) -> dict[str, torch.Tensor]:
-    return {"s": torch.from_numpy(network_input(batch["s"], one_hot)),
-            "s2": torch.from_numpy(network_input(batch["s2"], one_hot)),
+    n = len(batch["a"])
+    both = torch.from_numpy(network_input(np.concatenate([batch["s"], batch["s2"]]), one_hot))  # (2n, d): s, then s2
+    return {"s": both[:n], "s2": both[n:], "both": both,
             "a": torch.from_numpy(batch["a"].astype(np.int64)),
             "head": torch.from_numpy(batch["head"].astype(np.int64)),
             "r": torch.from_numpy((batch["r"] + extra_reward).astype(np.float32)),
@@ -183,15 +189,16 @@ def td_loss(net: QNetwork, target: QNetwork, t: dict[str, torch.Tensor], gamma: 
     al. 2018, as App. G's SIL buffer).
     """
     n = t["s"].shape[0]
+    s_s2 = t["both"] if "both" in t else torch.cat([t["s"], t["s2"]])  # (2n, d) rows of s, then of s2
     if double_q:  # one forward of the online net over s and s2
-        both = net(torch.cat([t["s"], t["s2"]]), torch.cat([t["head"], t["head"]]))
+        both = net(s_s2, torch.cat([t["head"], t["head"]]))
         q_all, next_online = both[:n], both[n:].detach()
     else:
         q_all, next_online = net(t["s"], t["head"]), None
     q = q_all.gather(1, t["a"][:, None])[:, 0]
     with torch.no_grad():
         if action_gap:
-            frozen = target(torch.cat([t["s"], t["s2"]]), torch.cat([t["head"], t["head"]]))
+            frozen = target(s_s2, torch.cat([t["head"], t["head"]]))
             here, next_target = frozen[:n], frozen[n:]
         else:
             here, next_target = None, target(t["s2"], t["head"])
@@ -283,23 +290,47 @@ class DeepQ:
         self.ensure(len(s))
         return numpy_q(self._views, network_input(s[None], self.one_hot)[0], head, self.n_actions)
 
+    def q_batch(self, states: np.ndarray, heads: np.ndarray) -> np.ndarray:
+        """Q(s, ·) of each row's skill in one pass (the heads share the torso, so rows of any skills
+        go together); states (m, n_in) uint8, heads (m,) -> (m, n_actions). One row is
+        ``q_values``' numpy call, so a lockstep of one env acts as the serial loop does."""
+        if len(states) == 1:
+            return self.q_values(states[0], int(heads[0]))[None]
+        self.ensure(states.shape[1])
+        x = network_input(states, self.one_hot)  # (m, d)
+        for w, b in self._views[:-1]:
+            x = np.maximum(x @ w.T + b, 0.0)
+        w, b = self._views[-1]
+        rows = np.asarray(heads)[:, None] * self.n_actions + np.arange(self.n_actions)  # (m, n_actions)
+        return np.einsum("mad,md->ma", w[rows], x) + b[rows]
+
     def learn(self, rng: np.random.Generator) -> None:
         """The per-step update: one gradient step on a replay batch plus a SIL batch."""
+        self.learn_steps(1, rng)
+
+    def learn_steps(self, n: int, rng: np.random.Generator) -> None:
+        """The update after ``n`` env steps: the gradient steps the serial schedule has due in them
+        (one every ``train_every`` steps, each on a replay batch plus a SIL batch) as one step on
+        that many batches together, so each transition is replayed as often per env step as one
+        step at a time; the target network copies after every ``target_update`` of those batches.
+        ``n`` = 1 is the serial loop's per-step update."""
         cfg = self.cfg
-        self.steps += 1
-        if self.replay is None or len(self.replay) < cfg.learning_starts or self.steps % cfg.train_every:
+        before, self.steps = self.steps, self.steps + n
+        due = self.steps // cfg.train_every - before // cfg.train_every
+        if self.replay is None or len(self.replay) < cfg.learning_starts or not due:
             return
-        batch = self.replay.sample(rng, cfg.batch_size)
+        batch = self.replay.sample(rng, due * cfg.batch_size)
         assert self.sil is not None
         if cfg.sil_batch_size and len(self.sil) > cfg.sil_batch_size:
-            extra = self.sil.sample(rng, cfg.sil_batch_size)
+            extra = self.sil.sample(rng, due * cfg.sil_batch_size)
             batch = {name: np.concatenate([batch[name], extra[name]]) for name in batch}
         t = _tensors(batch, self._bonus(batch), self.one_hot)
         assert self.net is not None and self.target is not None and self.optimizer is not None
         self.last_loss = td_update(self.net, self.target, self.optimizer, t, self.gamma, cfg.double_q, cfg.grad_clip,
                                    cfg.action_gap)
-        self.updates += 1
-        if self.updates % cfg.target_update == 0:
+        copies = (self.updates + due) // cfg.target_update - self.updates // cfg.target_update
+        self.updates += due
+        if copies:
             self.target.load_state_dict(self.net.state_dict())
 
     def _bonus(self, batch: dict[str, np.ndarray]) -> np.ndarray:
@@ -357,12 +388,22 @@ class DeepSkill:
 
     def act(self, s: np.ndarray, rng: np.random.Generator) -> int:
         """ε-greedy (ε = 1 until ``learning_starts`` transitions are stored)."""
+        a = self.explore(rng)
+        return a if a is not None else int(self.deep.q_values(s, self.head).argmax())
+
+    def explore(self, rng: np.random.Generator) -> int | None:
+        """The ε part of ``act``: a random action with probability ε, else None (act greedily)."""
         deep = self.deep
         stored = len(deep.replay) if deep.replay is not None else 0
         eps = self.epsilon if stored >= deep.cfg.learning_starts else 1.0
         if rng.random() < eps:
             return int(rng.integers(deep.n_actions))
-        return int(deep.q_values(s, self.head).argmax())
+        return None
+
+    def use_segment(self, rows: list[tuple[np.ndarray, int, float, np.ndarray, bool, bool]]) -> None:
+        """Collect the running segment in ``rows`` (``observe`` appends, ``end_segment`` closes it):
+        in lockstep several envs run one skill at once, each with its own segment."""
+        self._segment = rows
 
     def greedy(self, s: np.ndarray) -> int:
         """The frozen greedy action (first maximum)."""

@@ -71,11 +71,6 @@ class FailureSite:
 
     def failed(self, error: UserCodeError) -> RunFailedError:
         """Checkpoint at the last consistent point (module docstring) and describe it in one line."""
-        where = error.where()
-
-        def head(at: str) -> str:
-            return f"{error.what()} at {at}" + (f" ({where})" if where else "")
-
         assert self.learner is not None and self.env is not None and self.eval_env is not None, "bind first"
         point, learner = self.point, self.learner
         if point is not None and self.eval_env.resets == point.eval_resets:  # in a training episode
@@ -94,8 +89,15 @@ class FailureSite:
             at = (f"evaluation episode {episode} after {learner.env_steps} env steps, "
                   + ("reset" if step == 0 else f"step {step}"))
             saved = f"at episode {learner.episodes} (the evaluation runs again on resume)"
+        return self.report(error, at, saved)
+
+    def report(self, error: UserCodeError, at: str, saved: str) -> RunFailedError:
+        """Write the checkpoint (the learner being consistent) and say in one line that ``error``
+        came at ``at`` and what the checkpoint holds (``saved``); ``failed`` and the lockstep
+        loop's failures (``asgrl.lockstep``) both end here."""
+        where = error.where()
+        head = f"{error.what()} at {at}" + (f" ({where})" if where else "")
         if self.checkpoint is None:
-            return RunFailedError(head(at) + "; nothing saved (no run folder)", saved=False)
+            return RunFailedError(head + "; nothing saved (no run folder)", saved=False)
         self.checkpoint()
-        return RunFailedError(head(at) + f"; checkpoint written {saved}, {learner.env_steps} env steps",
-                              saved=True)
+        return RunFailedError(head + f"; checkpoint written {saved}, {self.learner.env_steps} env steps", saved=True)

@@ -15,7 +15,8 @@ returns status ``interrupted``; resuming then repeats the uninterrupted run exac
 the middle of an episode keeps the last checkpoint, which is consistent. When the world's own code
 raises (its env's ``reset`` or ``step``, a labeler predicate) the run is checkpointed at its last
 consistent point and ``train`` raises a one-line ``RunFailedError`` naming the call, the episode
-and the step (``asgrl.failures``).
+and the step (``asgrl.failures``). Deep skills with ``deep.n_envs`` > 1 train in N envs at once
+(``asgrl.lockstep``), whose loop gets to a consistent point by cutting the episodes in flight short.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ import numpy as np
 from asg import pddl_models
 from asg.envs import plugins
 from asg.envs.user_code import GuardedEnv
-from asg.learning.asgrl import model_hints
+from asg.learning.asgrl import lockstep, model_hints
 from asg.learning.asgrl.config import PRESETS, HierarchicalConfig, TrainConfig, make_config, merge_overrides
 from asg.learning.asgrl.episode import Learner
 from asg.learning.asgrl.evaluation import (
@@ -251,6 +252,11 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
         if due and cfg.early_stop_evals and state.streak >= cfg.early_stop_evals:
             state.status = Status.SOLVED.value
     between_episodes = True  # the learner and the loop state are consistent (a safe checkpoint)
+    if lockstep.n_envs(cfg) > 1:  # deep skills in deep.n_envs envs at once; it ends with the status set
+        lockstep.train(lockstep.Loop(cfg, learner, binding.labeler, env,
+                                     lambda: GuardedEnv(binding.make_env(max_steps=max_steps)), state, site,
+                                     record_eval, checkpoint, progress, should_stop, stage_label(cfg),
+                                     lambda stats: model_hints.record(state.evidence, stats)))
     try:
         while state.status == Status.RUNNING:
             if learner.env_steps >= cfg.total_steps:

@@ -1,0 +1,126 @@
+"""Issue 40, part 3: ASGRL's deep skills against PPO in env steps per second, one world, one run.
+
+    python benchmarks/deep_skills_speed.py                      # DoorKey-8x8, 50k env steps each
+    python benchmarks/deep_skills_speed.py --world unlockpickup --envs 1,16 --threads 1,4
+    python benchmarks/deep_skills_speed.py --steps 3000 --out /tmp/speed.json   # a check that it runs
+
+One after another in this process, each on a fixed number of env steps (``--steps``) from
+scratch, seed ``--seed``:
+
+* ASGRL with deep skills on the world of ``examples/`` as ``benchmarks/own_worlds.py`` trains it
+  (the user's route, ``asg train --env ID --labeler labels:NAME --model FILE --skills deep``),
+  for every ``--envs`` N (``deep.n_envs``: 1 is the serial loop, N > 1 the lockstep of
+  ``learning/asgrl/lockstep.py``) and, for N > 1, every ``--threads`` T (``deep.torch_threads``;
+  the serial loop always runs torch on one thread);
+* PPO (stable-baselines3) with own_worlds' settings (``PPO_SETTINGS``: 16 envs, its default MLP
+  on the flattened egocentric view, ``own_worlds.view_env``), with torch on each T.
+
+A run's time is the wall time from building its envs to the end of training; for ASGRL that
+includes its evaluations, kept to the least (one episode at 0 steps, one greedy and one ε = 0.05
+episode at the end). PPO trains in whole rollouts (16 x 128 = 2,048 env steps), so its count is
+the multiple of that at or past ``--steps``. Steps per second are env steps over that time, and
+``ratio_to_ppo`` divides each ASGRL row's by PPO's at the same T. Other work skews the figures:
+the machine's load average before and after and the other benchmarks or training runs found
+running (``grid_speed.busy``) are recorded, and ``timing_contaminated`` is set when any ran.
+Writes ``benchmarks/results/deep_skills_speed.json`` (command, commit, budget, seeds first).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from grid_speed import busy
+from own_worlds import PPO_SETTINGS, WORLDS, view_env
+from provenance import command_line, write_result
+
+from asg.learning.asgrl.grid import grid_config
+from asg.learning.asgrl.trainer import own_world, train
+from asg.learning.registry import bind_domain
+from asg.learning.torch_state import torch_threads
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results" / "deep_skills_speed.json"
+
+
+def asgrl_row(world: str, seed: int, steps: int, n_envs: int, threads: int) -> dict[str, Any]:
+    """Train ASGRL's deep skills for ``steps`` env steps with ``n_envs`` envs and ``threads`` torch threads."""
+    env_id, folder, labeler, model = WORLDS[world]
+    domain, parts = own_world(env_id, labeler, model, skills="deep", folder=ROOT / "examples" / folder)
+    binding = bind_domain(domain, parts["model"])
+    overrides = {"eval_interval": steps, "eval_episodes": 1, "final_eval_episodes": 1, "early_stop_evals": 0,
+                 "curve_eval": "epsilon", "learner": {"deep": {"n_envs": n_envs, "torch_threads": threads}}}
+    cfg = grid_config(binding, "asgrl", seed, steps, overrides, parts["model"], plugin=True, skills="deep")
+    start = time.perf_counter()
+    result = train(cfg, binding)
+    wall = time.perf_counter() - start
+    return {"method": "asgrl", "n_envs": n_envs, "torch_threads": threads, "env_steps": result.env_steps,
+            "episodes": result.episodes, "wall_seconds": round(wall, 2),
+            "steps_per_second": round(result.env_steps / wall, 1)}
+
+
+def ppo_row(world: str, seed: int, steps: int, threads: int) -> dict[str, Any]:
+    """Train own_worlds' PPO for at least ``steps`` env steps on ``threads`` torch threads."""
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.env_util import make_vec_env
+
+    env_id = WORLDS[world][0]
+    settings = dict(PPO_SETTINGS)
+    n_envs = settings.pop("n_envs")
+    settings.pop("normalize")
+    with torch_threads(threads):
+        start = time.perf_counter()
+        venv = make_vec_env(lambda: view_env(env_id), n_envs=n_envs, seed=seed)
+        model = PPO("MlpPolicy", venv, seed=seed, device="cpu", verbose=0, **settings)
+        model.learn(total_timesteps=steps)
+        wall = time.perf_counter() - start
+    return {"method": "ppo", "n_envs": n_envs, "torch_threads": threads, "env_steps": int(model.num_timesteps),
+            "wall_seconds": round(wall, 2), "steps_per_second": round(model.num_timesteps / wall, 1)}
+
+
+def numbers(text: str) -> list[int]:
+    """``"1,16"`` -> [1, 16]."""
+    return [int(part) for part in text.split(",") if part]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--world", default="doorkey-8x8", choices=sorted(WORLDS))
+    parser.add_argument("--steps", type=int, default=50_000, help="env steps of every run")
+    parser.add_argument("--envs", default="1,16", help="ASGRL's deep.n_envs values, comma-separated")
+    parser.add_argument("--threads", default="1", help="torch threads, comma-separated (ASGRL N > 1 and PPO)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    envs, threads = numbers(args.envs), numbers(args.threads)
+    found, load = {"before": busy()}, {"before": os.getloadavg()}
+    rows = []
+    for t in threads:
+        rows.append(ppo_row(args.world, args.seed, args.steps, t))
+        print(f"ppo, {t} thread(s): {rows[-1]['steps_per_second']:.0f} env steps/s", file=sys.stderr, flush=True)
+    for n in envs:
+        for t in threads if n > 1 else threads[:1]:
+            rows.append(asgrl_row(args.world, args.seed, args.steps, n, t if n > 1 else 1))
+            print(f"asgrl, {n} env(s), {rows[-1]['torch_threads']} thread(s): {rows[-1]['steps_per_second']:.0f} "
+                  "env steps/s", file=sys.stderr, flush=True)
+    found["after"], load["after"] = busy(), os.getloadavg()
+    ppo = {row["torch_threads"]: row["steps_per_second"] for row in rows if row["method"] == "ppo"}
+    for row in rows:
+        if row["method"] == "asgrl" and row["torch_threads"] in ppo:
+            row["ratio_to_ppo"] = round(row["steps_per_second"] / ppo[row["torch_threads"]], 3)
+    payload = {"world": args.world, "env_id": WORLDS[args.world][0], "rows": rows, "ppo_settings": PPO_SETTINGS,
+               "cpus": os.cpu_count(), "load_average": load, "busy": found,
+               "timing_contaminated": any(found.values())}
+    write_result(args.out, payload, command_line(__file__, argv), {"env_steps": args.steps}, [args.seed])
+    print(json.dumps(rows, indent=2))
+    if payload["timing_contaminated"]:
+        print("TIMING CONTAMINATED: other work ran beside it (see busy)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

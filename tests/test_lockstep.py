@@ -1,0 +1,193 @@
+"""Deep skills in N envs at once (``deep.n_envs``, ``asgrl.lockstep``), on the tests' key-door
+corridor (``toy_domains.KeyDoorCorridor``: key at cell 0, door at 5, goal at 6, start at 3).
+
+One env is today's loop bit for bit; a lockstep of one env is the same run as the serial loop
+(the episode logic is twinned); N = 4 gives the same metrics for the same seed, learns the
+corridor, stops and resumes, and closes its episodes when the world's code fails.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+from toy_domains import KEYDOOR_LABELS, KeyDoorCorridor
+
+from asg.envs import plugins
+from asg.learning.asgrl.config import make_config, merge_overrides
+from asg.learning.asgrl.evaluation import eval_seeds
+from asg.learning.errors import ConfigError, RunFailedError
+from asg.learning.registry import bind_spec, build_learner, make_subgoals
+from asg.learning.run_dir import RunDir
+
+torch = pytest.importorskip("torch")
+
+from asg.learning.asgrl.lockstep import Lockstep  # noqa: E402
+from asg.learning.asgrl.trainer import train  # noqa: E402
+from asg.learning.torch_state import torch_threads  # noqa: E402
+
+KEYDOOR_PDDL = """
+(define (domain keydoor)
+  (:requirements :strips)
+  (:predicates (has-key) (door-open) (at-goal))
+  (:action take-key :parameters () :precondition (and) :effect (and (has-key)))
+  (:action open-door :parameters () :precondition (and (has-key)) :effect (and (door-open)))
+  (:action walk-to-goal :parameters () :precondition (and (door-open)) :effect (and (at-goal))))
+(define (problem keydoor1) (:domain keydoor) (:init) (:goal (and (at-goal))))
+"""
+# Deep skills reading the corridor's (cell, has-key, door-open) as category codes, small enough for seconds.
+DEEP = {"skills": "deep", "dead_end_after": 0, "skill_max_steps": 50, "meta": {"state": "history"},
+        "diversity": {"abstraction": "kmeans", "k": 2},
+        "deep": {"encoding": "categorical", "categories": [7, 2, 2], "hidden": [32], "learning_starts": 100,
+                 "batch_size": 16, "sil_batch_size": 8, "replay_capacity": 5000, "sil_capacity": 2000,
+                 "target_update": 50, "epsilon_anneal_steps": 1000}}
+BROKEN = {"what": None, "after": 0}  # what the world's code breaks on (None: it works), after how many calls
+CALLS = {"labeler": 0, "step": 0, "reset": 0}  # training resets only: evaluations use eval_seeds
+EVAL_SEEDS = set(eval_seeds(0, 3))
+
+
+def broken(what: str) -> bool:
+    CALLS[what] += 1
+    return BROKEN["what"] == what and CALLS[what] >= BROKEN["after"]
+
+
+def door_open(env) -> bool:
+    if broken("labeler"):
+        raise ValueError("door sensor offline")
+    return env.door_open
+
+
+class FlakyCorridor(KeyDoorCorridor):
+    """The corridor whose ``reset`` or ``step`` raises once ``BROKEN`` says so."""
+
+    def reset(self, *, seed=None, options=None):
+        if seed not in EVAL_SEEDS and broken("reset"):
+            raise RuntimeError("map file missing")
+        return super().reset(seed=seed, options=options)
+
+    def step(self, action):
+        if broken("step"):
+            raise ValueError("motor jammed")
+        return super().step(action)
+
+
+@pytest.fixture
+def binding(tmp_path):
+    (tmp_path / "keydoor.pddl").write_text(KEYDOOR_PDDL)
+    BROKEN.update(what=None, after=0)
+    CALLS.update(labeler=0, step=0, reset=0)
+    labels = {**KEYDOOR_LABELS, "(door-open)": door_open}
+    spec = plugins.make_domain("keydoor-lockstep", env=FlakyCorridor, labeler=labels, model=tmp_path / "keydoor.pddl",
+                               max_episode_steps=200)
+    yield bind_spec(spec)
+    BROKEN.update(what=None, after=0)
+
+
+def config(n_envs: int | None, steps: int, seed: int = 0, **top):
+    deep = DEEP if n_envs is None else {**DEEP, "deep": {**DEEP["deep"], "n_envs": n_envs}}
+    cfg = make_config("keydoor-lockstep", "asgrl", seed=seed, total_steps=steps, eval_interval=500, eval_episodes=3,
+                      final_eval_episodes=3, early_stop_evals=0)
+    return merge_overrides(cfg, {"learner": deep, **top})
+
+
+def same(result) -> dict:
+    """A result less what two runs of one config may differ in (the clock, the folder)."""
+    return {k: v for k, v in result.to_json().items() if k not in ("wall_seconds", "run_dir")}
+
+
+def metrics(path) -> list[dict]:
+    return [{k: v for k, v in row.items() if k != "wall_seconds"} for row in RunDir.open(path).read_metrics()]
+
+
+# ----------------------------------------------------------------------------- one env
+def test_n_envs_1_is_todays_loop_bit_for_bit(binding):
+    absent = train(config(None, 1500, seed=4), binding)
+    one = train(config(1, 1500, seed=4), binding)
+    assert same(absent) == same(one) and absent.episodes > 10
+
+
+def test_a_lockstep_of_one_env_is_the_serial_loop(binding):
+    """The same episodes, seeds and budget through ``train_episode`` and through a lockstep of one
+    env: the same stats, counters, network weights and meta-controller."""
+    cfg = config(None, 10_000, seed=2)
+    subgoals = make_subgoals(cfg, binding.task)
+    serial, twin = build_learner(cfg, subgoals, 4), build_learner(cfg, subgoals, 4)
+    seeds = range(100, 150)
+    env = binding.make_env(max_steps=200)
+    want = [serial.train_episode(env, binding.labeler, seed, 10**6) for seed in seeds]
+    lock, got = Lockstep(twin, [binding.make_env(max_steps=200)], binding.labeler), []
+    with torch_threads(1):
+        for seed in seeds:
+            lock.start(0, seed)
+            while not lock.idle():
+                got.extend(lock.tick(10**6))
+    assert got == want and serial.deep.updates > 100
+    counters = [(learner.env_steps, learner.episodes, learner.deep.updates) for learner in (serial, twin)]
+    assert counters[0] == counters[1]
+    for name, value in serial.deep.net.state_dict().items():
+        assert torch.equal(value, twin.deep.net.state_dict()[name])
+    assert serial.meta.q == twin.meta.q and serial.rng.random() == twin.rng.random()
+
+
+# ----------------------------------------------------------------------------- four envs
+def test_n_envs_4_same_seed_same_metrics(binding, tmp_path):
+    cfg = config(4, 2000, seed=1)
+    first = train(cfg, binding, run_dir=RunDir.create(tmp_path / "a", cfg))
+    second = train(cfg, binding, run_dir=RunDir.create(tmp_path / "b", cfg))
+    assert metrics(tmp_path / "a") == metrics(tmp_path / "b") and same(first) == same(second)
+    assert first.env_steps == 2000 and len(metrics(tmp_path / "a")) == 5  # points at 0, 500, ... in env steps
+    assert [int(row["env_steps"]) for row in metrics(tmp_path / "a")][1:] == [500, 1000, 1500, 2000]
+    serial = train(config(1, 2000, seed=1), binding)
+    assert same(serial) != same(first)  # another run: N envs share one network, not one env's
+
+
+def test_n_envs_4_learns_the_key_door_corridor(binding):
+    result = train(config(4, 4000, seed=0), binding)
+    assert result.greedy_success_rate >= 0.8 and result.epsilon_success_rate >= 0.6, result.to_json()
+
+
+def test_n_envs_4_stops_and_resumes(binding, tmp_path):
+    """Stopped mid-run (a signal), it checkpoints with its episodes in flight cut short; resumed, it
+    finishes the budget, and two resumes of one checkpoint are the same run."""
+    cfg = config(4, 2500, seed=3, checkpoint_interval=1000)
+    train(cfg, binding, run_dir=RunDir.create(tmp_path / "whole", cfg))
+    calls = {"n": 0}
+
+    def stop() -> bool:  # the loop asks once a tick
+        calls["n"] += 1
+        return calls["n"] > 300
+    part = train(cfg, binding, run_dir=RunDir.create(tmp_path / "part", cfg), should_stop=stop)
+    assert part.status == "interrupted" and 1200 <= part.env_steps <= 1204
+    shutil.copytree(tmp_path / "part", tmp_path / "again")
+    done = [train(cfg, binding, run_dir=RunDir.open(tmp_path / name), resume=True) for name in ("part", "again")]
+    assert done[0].status == "finished" and done[0].env_steps == 2500
+    assert same(done[0]) == same(done[1]) and metrics(tmp_path / "part") == metrics(tmp_path / "again")
+    before = metrics(tmp_path / "part")[:3]  # the points at 0, 500, 1000 env steps, before the stop
+    assert before == metrics(tmp_path / "whole")[:3]
+
+
+@pytest.mark.parametrize("what, call, where", [
+    ("labeler", r"labeler atom \(door-open\) raised ValueError\('door sensor offline'\)", r"step (\d+)"),
+    ("step", r"env\.step raised ValueError\('motor jammed'\)", r"step (\d+)"),
+    ("reset", r"env\.reset raised RuntimeError\('map file missing'\)", "reset"),
+])
+def test_n_envs_4_closes_its_episodes_when_the_worlds_code_fails(binding, tmp_path, what, call, where):
+    cfg = config(4, 3000, seed=0)
+    BROKEN.update(what=what, after=1500 if what != "reset" else 30)
+    with pytest.raises(RunFailedError) as failed:
+        train(cfg, binding, run_dir=RunDir.create(tmp_path / "run", cfg))
+    line = str(failed.value)
+    found = re.fullmatch(rf"{call} at episode (\d+) \(env \d of 4\), {where} \((tests/)?test_lockstep\.py:\d+\); "
+                         r"checkpoint written after episode \d+, (.*) cut short (.*), (\d+) env steps", line)
+    assert found and failed.value.saved, line
+    assert (tmp_path / "run" / "checkpoint.npz").is_file()
+    BROKEN.update(what=None)  # the code fixed: the run continues from its checkpoint
+    resumed = train(cfg, binding, run_dir=RunDir.open(tmp_path / "run"), resume=True)
+    assert resumed.status == "finished" and resumed.env_steps == 3000
+
+
+def test_n_envs_above_1_needs_deep_skills(binding):
+    with pytest.raises(ConfigError, match=r"config\.learner\.deep: n_envs > 1 .* expected skills \"deep\""):
+        merge_overrides(make_config("keydoor-lockstep", "asgrl"), {"learner": {"deep": {"n_envs": 4}}})
+    with pytest.raises(ConfigError, match=r"config\.learner\.deep\.n_envs"):
+        config(0, 100)
