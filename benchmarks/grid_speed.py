@@ -24,9 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from provenance import stamp, write_json
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "grid_speed.json"
 VARIES = ("wall_seconds", "run_dir")  # what two runs of one cell may differ in: the clock, the folder
+DEFAULT_STEPS = 500_000  # asg compare's --steps default
 OTHERS = ("benchmarks/", "asg train", "asg compare")  # other work that would skew the timing
 
 
@@ -116,8 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         "note": "wall time of each asg process, start to exit; per-cell metrics.csv and result.json compared "
                 "less wall_seconds and run_dir",
     }
+    budget = {"env_steps_per_cell": args.steps or DEFAULT_STEPS}
     args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    write_json(args.results, stamp(payload, payload["command"], budget, range(args.seeds), payload["commit"]),
+               sort_keys=True)
     print(f"{payload['cells']} cells: serial {serial:.1f} s, --jobs {args.jobs} {parallel:.1f} s, ratio "
           f"{payload['ratio']:.3f}; per-cell metrics identical: {payload['identical']}"
           + ("; TIMING CONTAMINATED: other work ran beside it (see busy)" if payload["timing_contaminated"] else ""))
