@@ -6,6 +6,7 @@ scripted controller and its stateless expert patched to raise: it must complete.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -145,3 +146,54 @@ def test_no_shipped_file_stands_in_for_a_stage_of_the_learned_preset(args, expec
     monkeypatch.chdir(tmp_path)
     line = one_line(CliRunner().invoke(main, ["train", "--domain", "fetch-programs", "--preset", "learned", *args]))
     assert expected in line and not list(tmp_path.iterdir())
+
+
+# ------------------------------------------------ the committed expert-free pipeline (Table 2 row)
+EXPERT_FREE = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "fetch_programs" / "expert_free"
+ROW = EXPERT_FREE / "table2" / "non-atomic-replan-learned.json"
+
+
+def committed_stage_files():
+    return (EXPERT_FREE / "goal-policy-c" / "policy.npz", EXPERT_FREE / "meta-controller",
+            EXPERT_FREE / "behaviour-model" / "behaviour_model.npz")
+
+
+def test_the_committed_stages_were_trained_with_no_expert():
+    """The row's goal policy descends, carry by carry, from a run of the learned preset started from
+    scratch; the behaviour model was fitted on that very policy (its SHA-256); the meta-controller
+    trained in the learned model. Every config says no demonstrations and no DAgger."""
+    from asg.learning import checkpoint
+
+    first = json.loads((EXPERT_FREE / "goal-policy" / "config.json").read_text())
+    assert "carried_from" not in first and first["config"]["preset"] == "learned"
+    for stage in ("goal-policy", "goal-policy-b", "goal-policy-c"):
+        config = json.loads((EXPERT_FREE / stage / "config.json").read_text())["config"]
+        assert config["preset"] == "learned" and config["demos"]["episodes"] == 0 and not config["demos"]["dagger"]
+    carried = json.loads((EXPERT_FREE / "goal-policy-c" / "config.json").read_text())["carried_from"]
+    assert carried["sha256"] == checkpoint.sha256_file(EXPERT_FREE / "goal-policy" / "carry.npz")
+    policy, meta, _ = committed_stage_files()
+    behaviour = json.loads((EXPERT_FREE / "behaviour-model" / "config.json").read_text())
+    assert behaviour["policy_sha256"] == checkpoint.sha256_file(policy)
+    assert json.loads((meta / "config.json").read_text())["model"] == "learned"
+
+
+def test_the_committed_row_is_evaluated_with_no_expert(no_expert, tmp_path):
+    """The evaluation that made the row, on the committed files, with the scripted controller and
+    its expert patched to raise (one episode of each program)."""
+    from asg.learning import fetch_programs as fp
+
+    policy, meta, behaviour = committed_stage_files()
+    result = fp.evaluate_suite("non-atomic", episodes=1, policy=policy, checkpoint=meta, mode="replan",
+                               world_model_kind="learned", behaviour_model=behaviour, out=tmp_path)
+    assert set(result.payload["families"]) == set(json.loads(ROW.read_text())["families"])
+
+
+@pytest.mark.slow
+def test_the_committed_files_reproduce_the_row(no_expert, tmp_path):
+    """asg eval's replan suite, 100 episodes a program, seed 0, on the committed files: the committed row."""
+    from asg.learning import fetch_programs as fp
+
+    policy, meta, behaviour = committed_stage_files()
+    result = fp.evaluate_suite("non-atomic", episodes=100, policy=policy, checkpoint=meta, mode="replan",
+                               world_model_kind="learned", behaviour_model=behaviour, out=tmp_path)
+    assert result.payload["families"] == json.loads(ROW.read_text())["families"]
