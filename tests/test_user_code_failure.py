@@ -2,8 +2,8 @@
 
 The user's folder holds ``world.py``: ``FlakyCorridor``, a subclass of the tests' key-door
 corridor (``toy_domains.KeyDoorCorridor``, starting on a cell its reset seed draws) whose ``reset`` or
-``step`` raises once it has been called N times, and a labeler whose ``(door-open)`` predicate does the same; ``BROKEN`` says
-which fails (None: the code once fixed). ``asg train --env world:FlakyCorridor --labeler
+``step`` raises once it has been called N times, and a labeler whose ``(door-open)`` predicate does the
+same; ``BROKEN`` says which fails (None: the code once fixed). ``asg train --env world:FlakyCorridor --labeler
 world:LABELS`` must then end with one line naming the call, the episode and the step, exit 2,
 leave a checkpoint, and ``asg train --resume`` of that folder, with ``world.py`` fixed, must
 finish the run. A failure at a reset or in an evaluation resumes into exactly the run that never
@@ -151,7 +151,8 @@ def test_a_failure_mid_episode_keeps_the_episode_up_to_the_step_before(folder, b
     assert episode == saved and cut == step - 1 and step > 1  # the failed episode is kept up to its last step
     assert steps == checkpoint_steps(folder / "split") > 0
     before = metrics(folder / "split")
-    assert len(before) >= 2 and before == metrics(folder / "whole")[:len(before)]  # the same run up to the failed episode
+    # the same run up to the failed episode
+    assert len(before) >= 2 and before == metrics(folder / "whole")[:len(before)]
     result = resumed(folder)
     assert result["env_steps"] >= 3000 and result["status"] in ("finished", "solved")
     assert result["episodes"] > episode
