@@ -1,0 +1,36 @@
+(define (domain grid_world)
+    (:requirements :strips)
+    (:constants red)
+    (:predicates (at-destination) (at-final-room) (at-starting-room) (charged) (door-ajar) (door-open) (has-key) (holding ?a0))
+    (:action achieve_has_key_and_holding_red
+        :parameters ()
+        :precondition (at-starting-room)
+        :effect (and (has-key) (holding red))
+    )
+     (:action charge_door
+        :parameters ()
+        :precondition (and (has-key) (holding red))
+        :effect (charged)
+    )
+     (:action go_to_destination
+        :parameters ()
+        :precondition (and (at-final-room) (door-ajar))
+        :effect (at-destination)
+    )
+     (:action open_door
+        :parameters ()
+        :precondition (charged)
+        :effect (door-open)
+    )
+     (:action pass_through_door
+        :parameters ()
+        :precondition (door-open)
+        :effect (and (at-final-room) (door-ajar))
+    )
+)
+
+(define (problem prob)
+    (:domain grid_world)
+    (:init (at-starting-room))
+    (:goal (at-destination))
+)

@@ -1,0 +1,30 @@
+(define (domain minecraft)
+    (:requirements :strips)
+    (:predicates (at-starting-location) (kiln-used) (ladder_made) (plank_made) (stick_made) (wood-processed))
+    (:action achieve_kiln_used_and_wood_processed
+        :parameters ()
+        :precondition (and )
+        :effect (and (kiln-used) (wood-processed))
+    )
+     (:action make_ladder
+        :parameters ()
+        :precondition (and (stick_made) (plank_made))
+        :effect (ladder_made)
+    )
+     (:action make_plank
+        :parameters ()
+        :precondition (and (kiln-used) (wood-processed))
+        :effect (plank_made)
+    )
+     (:action make_stick
+        :parameters ()
+        :precondition (plank_made)
+        :effect (stick_made)
+    )
+)
+
+(define (problem prob)
+    (:domain minecraft)
+    (:init (at-starting-location))
+    (:goal (ladder_made))
+)
