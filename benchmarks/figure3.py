@@ -40,12 +40,11 @@ from typing import Any
 import numpy as np
 from provenance import command_line, stamp
 
-from asg.cli.options import add_grid_arguments, grid_arguments
-from asg.cli.progress import Stages
+from asg.cli.options import add_grid_arguments, grid_arguments, run_benchmark_grid
 from asg.learning.asgrl.config import PRESETS, TrainConfig, config_from_dict, config_to_dict
 from asg.learning.asgrl.evaluation import curve_on_grid, mean_band, step_grid
 from asg.learning.asgrl.experiments import summarize
-from asg.learning.asgrl.grid import Cell, GridRun, cell_configs, finished_run, run_cells
+from asg.learning.asgrl.grid import Cell, GridRun, cell_configs, finished_run
 from asg.learning.asgrl.trainer import TrainResult
 from asg.learning.checkpoint import read_json
 from asg.learning.errors import ConfigError
@@ -315,14 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 write_record(record_path(args.results, args.name, r.domain, r.method, r.seed), run,
                              config_of[(r.domain, r.method, r.seed)], key)
 
-        stages = Stages()
-        try:
-            runs = run_cells([cell for cell, _ in todo], args.out, reuse=True, progress=stages, on_done=on_done,
-                             **where)
-        finally:
-            stages.close()
-        if any(run.result.status == "interrupted" for run in runs):
-            print("interrupted; the same command resumes", file=sys.stderr)
+        run_benchmark_grid([cell for cell, _ in todo], args.out, where, on_done)
     found = collect(args.out, args.results, args.name, domains, methods, seeds, preset=args.preset,
                     steps=args.steps, overrides=overrides or None)
     reduce_runs(found, args.results, args.name, meta, command_line(__file__, argv))

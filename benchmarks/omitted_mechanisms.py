@@ -22,10 +22,9 @@ from pathlib import Path
 
 from provenance import command_line, stamp
 
-from asg.cli.options import add_grid_arguments, grid_arguments
-from asg.cli.progress import Stages
+from asg.cli.options import add_grid_arguments, grid_arguments, run_benchmark_grid
 from asg.learning.asgrl.experiments import summarize
-from asg.learning.asgrl.grid import Cell, GridRun, run_cells
+from asg.learning.asgrl.grid import Cell, GridRun
 from asg.learning.run_dir import atomic_write, atomic_write_json
 
 MODELS_DIR = Path(__file__).resolve().parents[1] / "pddl_models" / "omitted"
@@ -64,13 +63,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{run.group}/{run.method}/seed{run.seed}: {r.status}, greedy {r.success_rate:.2f}, "
               f"{r.env_steps} steps{' (reused)' if reused else ''}", file=sys.stderr, flush=True)
 
-    stages = Stages()
-    try:
-        runs = run_cells(cells, args.out, reuse=True, progress=stages, on_done=done, **where)
-    finally:
-        stages.close()
-    if any(run.result.status == "interrupted" for run in runs):
-        print("interrupted; the same command resumes", file=sys.stderr)
+    runs, interrupted = run_benchmark_grid(cells, args.out, where, done)
+    if interrupted:
         return
     table: dict[str, list[dict]] = {stem: summarize(sorted((r for r in runs if r.group == stem),
                                                            key=lambda r: (methods.index(r.method), r.seed)))

@@ -50,9 +50,9 @@ import numpy as np
 from own_worlds_omitted import WORLDS as OMITTED_WORLDS
 from provenance import command_line, stamp
 
-from asg.cli.options import add_grid_arguments, grid_arguments
+from asg.cli.options import add_grid_arguments, grid_arguments, run_benchmark_grid
 from asg.cli.progress import Stages
-from asg.learning.asgrl.grid import Cell, GridRun, Job, run_cells, run_jobs
+from asg.learning.asgrl.grid import Cell, GridRun, Job, run_jobs
 from asg.learning.asgrl.trainer import evaluate_run, own_world
 from asg.learning.run_dir import atomic_write, atomic_write_json
 
@@ -285,14 +285,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{run.group}/asgrl/seed{run.seed}: final {figures['final_success']:.2f}, steps to 0.9 "
                   f"{figures['steps_to_0.9']}, {figures['wall_seconds']:.0f} s", file=sys.stderr, flush=True)
 
-        stages = Stages()
-        try:
-            runs = run_cells(asgrl_cells(worlds, seeds, args.steps, args.eval_every, args.eval_episodes, out), out,
-                             reuse=True, progress=stages, on_done=done, **where)
-        finally:
-            stages.close()
-        if any(run.result.status == "interrupted" for run in runs):
-            print("interrupted; the same command resumes", file=sys.stderr)
+        _, interrupted = run_benchmark_grid(
+            asgrl_cells(worlds, seeds, args.steps, args.eval_every, args.eval_episodes, out), out, where, done)
+        if interrupted:
             return 130
     if not args.reduce_only and "ppo" in methods:  # a learner from outside asg: its cells are jobs
         work = [Job("ppo", seed, run_ppo, (world, seed, args.ppo_steps, args.eval_every, args.eval_episodes,

@@ -33,11 +33,10 @@ from typing import Any
 
 from provenance import command_line, write_result
 
-from asg.cli.options import add_grid_arguments, grid_arguments
-from asg.cli.progress import Stages
+from asg.cli.options import add_grid_arguments, grid_arguments, run_benchmark_grid
 from asg.envs.domains import get_domain
 from asg.envs.mvtr_traces import ExplorationConfig, repair_model, run_mvtr, run_suggest
-from asg.learning.asgrl.grid import Cell, GridRun, run_cells
+from asg.learning.asgrl.grid import Cell, GridRun
 from asg.learning.atomic import atomic_write
 from asg.planning import load_task
 from asg.planning.hints import HintConfig
@@ -245,13 +244,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{run.group}/seed{run.seed}: {r.status}, greedy {r.success_rate:.2f}, first success "
               f"{r.steps_to_success}, {r.env_steps} steps{' (reused)' if reused else ''}", file=sys.stderr, flush=True)
 
-    stages = Stages()
-    try:
-        runs = run_cells(cells, args.out, reuse=True, progress=stages, on_done=done, **where)
-    finally:
-        stages.close()
-    if any(run.result.status == "interrupted" for run in runs):
-        print("interrupted; the same command resumes", file=sys.stderr)
+    runs, interrupted = run_benchmark_grid(cells, args.out, where, done)
+    if interrupted:
         return 1
     cfg = cells[0].config()
     budget = cfg.total_steps

@@ -258,6 +258,27 @@ def add_grid_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ray-address", metavar="ADDR", help=RAY_ADDRESS_HELP)
 
 
+def run_benchmark_grid(cells: Sequence[Any], out: Path, where: dict[str, Any],
+                       on_done: Callable[..., None] | None = None) -> tuple[list[Any], bool]:
+    """A benchmark script's grid: ``cells`` through ``grid.run_cells`` (finished cells read back) under the
+    one progress view, on ``where`` (``grid_arguments``). Returns the runs and whether Ctrl-C stopped the
+    grid, in which case it has said that the same command resumes."""
+    import sys
+
+    from asg.cli.progress import Stages
+    from asg.learning.asgrl.grid import run_cells
+
+    stages = Stages()
+    try:
+        runs = run_cells(cells, out, reuse=True, progress=stages, on_done=on_done, **where)
+    finally:
+        stages.close()
+    interrupted = any(run.result.status == "interrupted" for run in runs)
+    if interrupted:
+        print("interrupted; the same command resumes", file=sys.stderr)
+    return runs, interrupted
+
+
 def grid_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:
     """``jobs`` and ``ray_address`` of parsed ``args`` (``add_grid_arguments``) for ``run_cells``,
     checked as ``check_grid_options`` checks them (``parser.error``: one line, exit 2)."""
