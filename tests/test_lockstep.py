@@ -11,7 +11,7 @@ import re
 import shutil
 
 import pytest
-from toy_domains import KEYDOOR_LABELS, KeyDoorCorridor
+from toy_domains import KEYDOOR_LABELS, KEYDOOR_PDDL, KeyDoorCorridor
 
 from asg.envs import plugins
 from asg.learning.asgrl.config import make_config, merge_overrides
@@ -26,15 +26,6 @@ from asg.learning.asgrl.lockstep import Lockstep  # noqa: E402
 from asg.learning.asgrl.trainer import train  # noqa: E402
 from asg.learning.torch_state import torch_threads  # noqa: E402
 
-KEYDOOR_PDDL = """
-(define (domain keydoor)
-  (:requirements :strips)
-  (:predicates (has-key) (door-open) (at-goal))
-  (:action take-key :parameters () :precondition (and) :effect (and (has-key)))
-  (:action open-door :parameters () :precondition (and (has-key)) :effect (and (door-open)))
-  (:action walk-to-goal :parameters () :precondition (and (door-open)) :effect (and (at-goal))))
-(define (problem keydoor1) (:domain keydoor) (:init) (:goal (and (at-goal))))
-"""
 # Deep skills reading the corridor's (cell, has-key, door-open) as category codes, small enough for seconds.
 DEEP = {"skills": "deep", "dead_end_after": 0, "skill_max_steps": 50, "meta": {"state": "history"},
         "diversity": {"abstraction": "kmeans", "k": 2},

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from toy_domains import KEYDOOR_LABELS, KeyDoorCorridor
+from toy_domains import KEYDOOR_LABELS, KEYDOOR_PDDL, KeyDoorCorridor
 
 import asg
 from asg.envs import plugins
@@ -27,15 +27,6 @@ from asg.planning.errors import AsgError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
-KEYDOOR_PDDL = """
-(define (domain keydoor)
-  (:requirements :strips)
-  (:predicates (has-key) (door-open) (at-goal))
-  (:action take-key :parameters () :precondition (and) :effect (and (has-key)))
-  (:action open-door :parameters () :precondition (and (has-key)) :effect (and (door-open)))
-  (:action walk-to-goal :parameters () :precondition (and (door-open)) :effect (and (at-goal))))
-(define (problem keydoor1) (:domain keydoor) (:init) (:goal (and (at-goal))))
-"""
 
 
 

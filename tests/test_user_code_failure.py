@@ -19,6 +19,7 @@ import textwrap
 
 import pytest
 from conftest import one_line
+from toy_domains import KEYDOOR_PDDL
 
 from asg.envs import plugins
 
@@ -62,15 +63,6 @@ def door_open(env):
 LABELS = {{**KEYDOOR_LABELS, "(door-open)": door_open}}
 '''
 
-KEYDOOR_PDDL = """
-(define (domain keydoor)
-  (:requirements :strips)
-  (:predicates (has-key) (door-open) (at-goal))
-  (:action take-key :parameters () :precondition (and) :effect (and (has-key)))
-  (:action open-door :parameters () :precondition (and (has-key)) :effect (and (door-open)))
-  (:action walk-to-goal :parameters () :precondition (and (door-open)) :effect (and (at-goal))))
-(define (problem keydoor1) (:domain keydoor) (:init) (:goal (and (at-goal))))
-"""
 ARGS = ("--env", "world:FlakyCorridor", "--labeler", "world:LABELS", "--model", "keydoor.pddl",
         "--eval-episodes", "1", "--quiet")
 SAME = ("success_rate", "env_steps", "episodes", "steps_to_success", "greedy_success_rate",

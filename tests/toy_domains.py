@@ -123,6 +123,16 @@ KEYDOOR_LABELS = {
     "(door-open)": lambda env: env.door_open,
     "(at-goal)": lambda env: env.pos == KeyDoorCorridor.GOAL,
 }
+# the user's model of the key-door corridor, as a file's text (its domain and problem)
+KEYDOOR_PDDL = """
+(define (domain keydoor)
+  (:requirements :strips)
+  (:predicates (has-key) (door-open) (at-goal))
+  (:action take-key :parameters () :precondition (and) :effect (and (has-key)))
+  (:action open-door :parameters () :precondition (and (has-key)) :effect (and (door-open)))
+  (:action walk-to-goal :parameters () :precondition (and (door-open)) :effect (and (at-goal))))
+(define (problem keydoor1) (:domain keydoor) (:init) (:goal (and (at-goal))))
+"""
 
 
 # A three-bit program library for the meta-controller tests: Set_X / Unset_X atomic (X in a, b, c),
