@@ -275,9 +275,9 @@ def suggest(task: Task, traces: Sequence[AtomTrace], graph: LandmarkGraph,
                                   f"a hint needs: no hint asserted; {how}")
     all_uses = _uses(task, traces)
     before = _ordered_before(graph)
-    hints = [*_precondition_hints(task, goal, all_uses, before, config),
+    hints = [*_precondition_hints(task, goal, traces, all_uses, before, config),
              *_effect_hints(task, goal, all_uses, config),
-             *_unreachable_hints(task, goal, all_uses, graph, config)]
+             *_unreachable_hints(task, goal, traces, all_uses, graph, config)]
     hints.sort(key=Hint.rank_key)
     kept = [h for h in hints if not any(_subsumes(other, h) for other in hints)]
     return HintReport("ok", len(goal), config.min_goal_traces, tuple(kept[:config.max_hints]))
@@ -303,8 +303,9 @@ def _goal_uses(uses: list[_Use], goal: Sequence[AtomTrace]) -> list[_Use]:
     return [u for u in uses if u.trace.name in names]
 
 
-def _precondition_hints(task: Task, goal: Sequence[AtomTrace], all_uses: dict[Atom, list[_Use]],
-                        before: dict[Atom, set[Atom]], config: HintConfig) -> list[Hint]:
+def _precondition_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[AtomTrace],
+                        all_uses: dict[Atom, list[_Use]], before: dict[Atom, set[Atom]],
+                        config: HintConfig) -> list[Hint]:
     vocabulary = {a.positive() for a in task.facts}
     achieved = {a for op in task.operators for a in op.add}
     # (X, Y) -> holds at n - 1 in every goal-reaching trace?
@@ -326,7 +327,7 @@ def _precondition_hints(task: Task, goal: Sequence[AtomTrace], all_uses: dict[At
             op = g_uses[0].op
             all_y = all_uses[y]
             agree = sum(_shows(x, u, holds) for u in all_y)
-            edits = _requirement(x, schema(op), goal, vocabulary, achieved)
+            edits = _requirement(x, schema(op), goal, traces, vocabulary, achieved)
             kind = "missing-precondition" if holds else "missing-landmark"
             where = "and still holds when" if holds else "(no longer true when"
             closing = "" if holds else ")"
@@ -339,13 +340,14 @@ def _precondition_hints(task: Task, goal: Sequence[AtomTrace], all_uses: dict[At
     return hints
 
 
-def _requirement(x: Atom, action: str, goal: Sequence[AtomTrace], vocabulary: set[Atom],
-                 achieved: set[Atom]) -> list[Edit]:
+def _requirement(x: Atom, action: str, goal: Sequence[AtomTrace], traces: Sequence[AtomTrace],
+                 vocabulary: set[Atom], achieved: set[Atom], declared: Sequence[Atom] = ()) -> list[Edit]:
     """The edits that make ``x`` a precondition of ``action``: declared and given an achiever first
-    where the model has neither."""
+    where the model has neither. ``declared``: atoms the same hint brings into the model, which the
+    achiever's precondition may use as well as the model's own (they order the new atoms)."""
     edits: list[Edit] = []
     if x not in achieved:
-        new = _new_achiever(x, goal, vocabulary, achieved)
+        new = _new_achiever(x, goal, traces, vocabulary | set(declared), achieved)
         edits = [Edit("declare", "", a) for a in (new.atom, *new.also) if Atom.parse(a) not in vocabulary]
         edits.append(new)
     return edits + [Edit("add-precondition", action, str(x))]
@@ -371,13 +373,15 @@ def _shows(x: Atom, use: _Use, holds: bool) -> bool:
     return 0 < use.trace.first_true().get(x, math.inf) < use.step
 
 
-def _new_achiever(x: Atom, goal: Sequence[AtomTrace], vocabulary: set[Atom], achieved: set[Atom]) -> Edit:
+def _new_achiever(x: Atom, goal: Sequence[AtomTrace], traces: Sequence[AtomTrace], vocabulary: set[Atom],
+                  achieved: set[Atom]) -> Edit:
     """A parameterless action making ``x`` true: its precondition the model's atoms that hold just
-    before ``x`` first does in every goal-reaching trace, its effects ``x`` and the atoms no model
-    action adds that every such trace makes true in the same step (one step, one action: two
-    actions would order them, which no trace does)."""
+    before ``x`` first does in every trace where it becomes true (goal-reaching or not: the goal
+    traces alone follow one route, and would make each step of it a precondition of the next),
+    its effects ``x`` and the atoms no model action adds that every goal-reaching trace makes true
+    in the same step (one step, one action: two actions would order them, which no trace does)."""
     firsts = [t.first_true() for t in goal]
-    steps = [(t, f[x]) for t, f in zip(goal, firsts) if f.get(x)]
+    steps = [(t, f[x]) for t in traces if (f := t.first_true()).get(x)]
     pre = set.intersection(*(set(t.states[n - 1]) & vocabulary for t, n in steps)) if steps else set()
     together = set.intersection(*({a for a, m in f.items() if m == f.get(x)} for f in firsts)) if steps else set()
     group = sorted((together - achieved) | {x})  # one name per group: two hints share the action
@@ -411,8 +415,8 @@ def _effect_hints(task: Task, goal: Sequence[AtomTrace], all_uses: dict[Atom, li
     return hints
 
 
-def _unreachable_hints(task: Task, goal: Sequence[AtomTrace], all_uses: dict[Atom, list[_Use]],
-                       graph: LandmarkGraph, config: HintConfig) -> list[Hint]:
+def _unreachable_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[AtomTrace],
+                       all_uses: dict[Atom, list[_Use]], graph: LandmarkGraph, config: HintConfig) -> list[Hint]:
     """Landmarks reached while no achiever of the model could fire: through atoms it does not mention."""
     vocabulary = {a.positive() for a in task.facts}
     landmarks = {a for lm in graph.landmarks if lm.kind == "fact" for a in lm.atoms}
@@ -433,7 +437,8 @@ def _unreachable_hints(task: Task, goal: Sequence[AtomTrace], all_uses: dict[Ato
         achieved = {a for o in task.operators for a in o.add}
         edits = [Edit("remove-precondition", schema(op), str(p)) for p in sorted(failing)]
         for x in holding:
-            edits += [e for e in _requirement(x, schema(op), goal, vocabulary, achieved) if e not in edits]
+            edits += [e for e in _requirement(x, schema(op), goal, traces, vocabulary, achieved, holding)
+                      if e not in edits]
         agree = sum(not u.identified for u in uses)
         through = " ".join(map(str, sorted(instead)))
         reason = (f"every goal-reaching trace reaches the landmark {y} while "

@@ -151,10 +151,30 @@ def _landmark_atoms(task: Task) -> set[Atom]:
     return {a for lm in compute_landmarks(task).landmarks if lm.kind == "fact" for a in lm.atoms}
 
 
+def inseparable(task: Task, traces: Sequence[AtomTrace]) -> set[tuple[str, str, str]]:
+    """Pairs of the task's subgoals (the landmarks a learner is given, ``LandmarkGraph.subgoals``)
+    that first hold at the same step of a goal-reaching trace, with that trace's name. A learner
+    pursues one subgoal at a time and fails a skill when another pending one comes true first
+    (ASGRL's strict ordering, learning/asgrl/subgoals.py): on such a pair, whichever it pursues
+    first fails whenever it succeeds the way the trace does."""
+    subgoals = [(str(lm), lm.atoms) for lm in compute_landmarks(task).subgoals()]
+    pairs: set[tuple[str, str, str]] = set()
+    for trace in (t for t in traces if t.reaches_goal):
+        first: dict[int, list[str]] = {}
+        for name, atoms in subgoals:
+            step = next((n for n, state in enumerate(trace.states) if atoms <= state), None)
+            if step:  # 0: true from the start, None: never (the MVTR check's business)
+                first.setdefault(step, []).append(name)
+        for names in first.values():
+            pairs |= {(a, b, trace.name) for i, a in enumerate(sorted(names)) for b in sorted(names)[i + 1:]}
+    return pairs
+
+
 def repair(model: Model, hints: Sequence[Hint], traces: Sequence[AtomTrace], top: int = 3) -> RepairResult:
     """Apply the top-ranked hints that fit together: in rank order, each whose edits apply, keep
-    the model an MVTR on ``traces`` and keep every landmark of the model that every goal-reaching
-    trace reaches (the traces confirm it), until ``top`` are applied."""
+    the model an MVTR on ``traces``, keep every landmark of the model that every goal-reaching
+    trace reaches (the traces confirm it) and bring in no pair of subgoals the goal-reaching traces
+    make true in the same step (``inseparable``), until ``top`` are applied."""
     applied: list[Hint] = []
     skipped: list[tuple[Hint, str]] = []
     edits: list[Edit] = []
@@ -162,6 +182,7 @@ def repair(model: Model, hints: Sequence[Hint], traces: Sequence[AtomTrace], top
     task, report = check_text(text, traces)
     goal = [t for t in traces if t.reaches_goal]
     confirmed = {a for a in _landmark_atoms(task) if all(any(a in s for s in t.states) for t in goal)}
+    together = {pair[:2] for pair in inseparable(task, project(traces, task))}
     for hint in hints:
         if len(applied) >= top:
             break
@@ -178,6 +199,12 @@ def repair(model: Model, hints: Sequence[Hint], traces: Sequence[AtomTrace], top
         if lost:
             skipped.append((hint, f"the model would lose the landmark(s) {' '.join(map(str, sorted(lost)))}, "
                                   "which every goal-reaching trace reaches"))
+            continue
+        new = sorted(p for p in inseparable(trial_task, project(traces, trial_task)) if p[:2] not in together)
+        if new:
+            a, b, trace = new[0]
+            skipped.append((hint, f"a learner could not reach {a} and {b} one at a time: they first hold in the "
+                                  f"same step of goal-reaching trace {trace}"))
             continue
         applied.append(hint)
         edits.extend(hint.edits)

@@ -132,6 +132,54 @@ def test_repair_keeps_the_landmarks_the_traces_confirm(toy):
     assert fixed.subgoals == ("(has-key)", "(door-open)", "(at-goal)")
 
 
+
+# The key and the badge come in one step (one pick-up): a model that needs both as subgoals leaves a
+# strict-ordering learner no way to reach one before the other.
+BADGE = Atom("has-badge")
+TOGETHER = [set(), {KEY, BADGE}, {KEY, BADGE, DOOR}, {KEY, BADGE, DOOR, GOAL}]
+
+
+def test_repair_skips_a_hint_that_makes_two_subgoals_come_true_in_one_step(toy):
+    from asg.planning.hints import Edit, Hint
+    from asg.planning.parse import parse_text
+    from asg.planning.repair import inseparable, repair
+
+    task, graph = toy
+    traces = [trace(i, TOGETHER) for i in range(3)]
+    both = Hint("missing-precondition", (
+        Edit("declare", "", "(has-key)"), Edit("declare", "", "(has-badge)"),
+        Edit("add-action", "achieve_has_badge_and_has_key", "(has-badge)", (), ("(has-key)",)),
+        Edit("add-precondition", "open", "(has-badge)"), Edit("add-precondition", "open", "(has-key)")),
+        ("(has-badge)", "(has-key)"), "test", 3, 3, 0.8, 3, 3, ())
+    one = Hint("missing-precondition", both.edits[:3] + both.edits[4:], ("(has-key)",), "test", 3, 3, 0.7,
+               3, 3, ())
+    fixed = repair(parse_text(TOY, require_problem=True), [both, one], traces)
+    assert fixed.applied == (one,)
+    assert "(has-badge) and (has-key) one at a time" in fixed.skipped[0][1]
+    assert fixed.subgoals == ("(has-key)", "(door-open)", "(at-goal)")
+    repaired = load_task_text(parse_text(TOY, require_problem=True), both.edits)
+    assert {p[:2] for p in inseparable(repaired, traces)} == {("(has-badge)", "(has-key)")}
+
+
+def test_a_new_achiever_requires_only_what_held_every_time_its_atom_came_true(toy):
+    """The goal-reaching traces all open the door before taking the key; a random trace takes the key
+    with the door shut: the door is no precondition of the key's new achiever."""
+    task, graph = toy
+    door_then_key = [set(), {DOOR}, {DOOR, KEY}, {DOOR, KEY, GOAL}]
+    goal_walks = [trace(i, door_then_key) for i in range(3)]
+    pre = lambda traces: next(e for h in suggest(task, traces, graph).hints for e in h.edits  # noqa: E731
+                              if e.op == "add-action").precondition
+    assert pre(goal_walks) == ("(door-open)",)
+    assert pre(goal_walks + [trace(9, [set(), {KEY}, {KEY}])]) == ()
+
+
+def load_task_text(model, edits):
+    from asg.planning.grounding import ground
+    from asg.planning.parse import parse_text
+    from asg.planning.repair import apply_edits
+
+    return ground(parse_text(apply_edits(model, list(edits)), require_problem=True))
+
 def test_write_gives_a_model_mvtr_accepts_with_the_omitted_landmark(tmp_path):
     fixed = tmp_path / "fixed.pddl"
     result = run("--domain", "household-v1", "--model", NO_BATTERY, "--suggest", "--write", str(fixed))
