@@ -122,3 +122,33 @@ def test_the_expert_solves_chained_starts_so_they_are_fair_training_starts():
     assert result["mean_post_success"] == 1.0
     with pytest.raises(ValueError, match="starts"):
         evaluate_atomic(_expert(), episodes=1, starts="tower")
+
+
+def test_handoff_starts_hold_the_block_the_last_call_placed():
+    """A hand-off start is where a learned program ends: its block at the target, still grasped."""
+    env = FetchBlocksEnv(initial_state="handoff", max_steps=None)
+    held = 0
+    for seed in range(12):
+        obs, info = env.reset(seed=seed, options={"program": "Stack_1_0"})
+        assert info["applicable"], seed
+        atoms = {str(a) for a in env.atoms()}
+        holding = [b for b in range(4) if f"(holding b{b})" in atoms]
+        if holding:  # the setting calls moved a block (Θ's chain may be empty: nothing to hold)
+            held += 1
+            (b,) = holding
+            assert b != 1  # the block Stack_1_0 moves is never the one a setting call placed
+            grip = obs["observation"][GRIP_POS]
+            assert np.max(np.abs(block_positions(obs["observation"])[b] - grip)) < BLOCK_HALF
+    assert held >= 6
+    assert INITIAL_STATES["handoff"].chain_handoff == 1.0
+    assert INITIAL_STATES["chained"].chain_handoff == 0.0
+
+
+def test_handoff_share_is_a_schedule_field_off_in_every_preset():
+    assert training_starts(0.3, 0.5).chain_handoff == 0.5 and training_starts(0.3).chain_handoff == 0.0
+    with pytest.raises(ValueError):
+        InitialStateConfig(chain_handoff=2.0)
+    with pytest.raises(ConfigError, match="chained_handoff"):
+        ScheduleConfig(chained_handoff=1.5)
+    assert fast().schedule.chained_handoff == 0.0 and paper().schedule.chained_handoff == 0.0
+

@@ -19,6 +19,14 @@ the exact model's Θ through the calls that set up the episode's program as the 
 programs do (``goal_setter.setting_calls``; 1..``max_chain`` random calls when the episode has
 no program), each placement off by up to ``chain_jitter`` in x and y as a real one is.
 Annealing leaves ``p_chained`` alone: the meta-controller chains programs at evaluation time too.
+
+*Hand-offs* (ours, ``chain_handoff``): with this probability a chained start leaves the fingers
+closed on the block the last call placed, the gripper at its centre. That is where a learned
+program ends: the goal is the blocks' positions, and a block held at its target reaches it, so
+the goal policy ends its programs still holding the block (after the ``learned`` preset's Move_To_Zone:
+10 of 10 episodes, and the Stack that followed failed in all 10, where it succeeds 27 of 30 times
+after a release; docs/fetch_programs.md). Θ's chain releases every block, so without hand-offs the
+policy never trains on the state the next program starts from.
 """
 from __future__ import annotations
 
@@ -64,9 +72,11 @@ class InitialStateConfig:
     """Most random calls before a chained start of an episode without a program."""
     chain_jitter: float = 0.01
     """Half-width of the uniform x-y error of every placement in a chained start."""
+    chain_handoff: float = 0.0
+    """A chained start keeps the last placed block in the closed fingers (ours; see module doc)."""
 
     def __post_init__(self) -> None:
-        for name in ("p_in_gripper", "p_under_gripper", "p_stacked", "p_chained"):
+        for name in ("p_in_gripper", "p_under_gripper", "p_stacked", "p_chained", "chain_handoff"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be a probability, got {getattr(self, name)}")
         if self.p_in_gripper + self.p_under_gripper > 1.0:

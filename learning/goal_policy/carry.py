@@ -33,7 +33,7 @@ CARRIED = ("version", "config", "seed", "agent", "rng", "progress")  # what a ca
 SPEED_FIELDS = ("threads", "torch_threads", "checkpoint_every")
 # the start distribution a continued run may change: a curriculum of ours (the run's config.json then
 # holds the new share, ``carried_from`` in its checkpoint the change); docs/fetch_programs_switches.md
-CURRICULUM_FIELDS = ("chained_starts",)
+CURRICULUM_FIELDS = ("chained_starts", "chained_handoff")
 
 
 def carry_tree(state: dict[str, Any]) -> dict[str, Any]:

@@ -176,6 +176,8 @@ class ScheduleConfig:
     #   None = the whole run ("by the end of training", D.1)
     chained_starts: float = 0.0  # share of fresh starts set up as inside a non-atomic program: a Stack
     #   onto a tower, a Move into a half-full zone (``initial_states.py``; ours, not annealed)
+    chained_handoff: float = 0.0  # share of chained starts with the last placed block still in the closed
+    #   fingers, where a learned program leaves it (``initial_states.py``, "Hand-offs"; ours)
     goal_z_tolerance: float | None = None  # reward: each block also within this height of its target
     #   (ψ's test: half a block); None = the paper's 5 cm ball alone (ours)
     programs: tuple[str, ...] = ()  # atomic programs to train and test on; () = all 20 (ours: debugging,
@@ -201,6 +203,7 @@ class ScheduleConfig:
         c.number("p_program_goal", ge=0.0, le=1.0)
         c.integer("anneal_epochs", ge=1, optional=True)
         c.number("chained_starts", ge=0.0, le=1.0)
+        c.number("chained_handoff", ge=0.0, le=1.0)
         c.number("goal_z_tolerance", gt=0.0, optional=True)
         c.names("programs")
 

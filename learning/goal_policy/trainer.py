@@ -80,9 +80,12 @@ class Progress:
     refilled: int = 0  # episodes collected to refill the replay buffer after carried resumes (``carry.py``)
 
 
-def training_starts(chained: float) -> Any:
-    """D.1's training distribution, with a share ``chained`` of chained starts."""
-    return "training" if chained == 0.0 else replace(TRAINING, p_chained=chained)
+def training_starts(chained: float, handoff: float = 0.0) -> Any:
+    """D.1's training distribution, with a share ``chained`` of chained starts, ``handoff`` of them
+    with the last placed block still held."""
+    if chained == 0.0:
+        return "training"
+    return replace(TRAINING, p_chained=chained, chain_handoff=handoff)
 
 
 class GoalPolicyTrainer:
@@ -92,7 +95,8 @@ class GoalPolicyTrainer:
                  workers: int = 1, ray_address: str | None = None) -> None:
         sch = config.schedule
         self.config, self.seed = config, seed
-        self.task = task if task is not None else FetchTask(training_starts(sch.chained_starts), sch.horizon,
+        self.task = task if task is not None else FetchTask(training_starts(sch.chained_starts, sch.chained_handoff),
+                                                             sch.horizon,
                                                              z_tolerance=sch.goal_z_tolerance)
         if self.task.horizon != sch.horizon:
             raise ConfigError(f"schedule.horizon {sch.horizon} differs from the task's horizon {self.task.horizon}")
