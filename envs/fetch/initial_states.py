@@ -23,10 +23,11 @@ Annealing leaves ``p_chained`` alone: the meta-controller chains programs at eva
 *Hand-offs* (ours, ``chain_handoff``): with this probability a chained start leaves the fingers
 closed on the block the last call placed, the gripper at its centre. That is where a learned
 program ends: the goal is the blocks' positions, and a block held at its target reaches it, so
-the goal policy ends its programs still holding the block (after the ``learned`` preset's Move_To_Zone:
-10 of 10 episodes, and the Stack that followed failed in all 10, where it succeeds 27 of 30 times
-after a release; docs/fetch_programs.md). Θ's chain releases every block, so without hand-offs the
-policy never trains on the state the next program starts from.
+nothing asks the goal policy to let go, and the next program starts beside or holding that block.
+Table 2's ``learned`` policy stacked onto the block its own Move_To_Zone had just placed 2 times in 52,
+against 51 in 60 after a scripted release, and held the block at 19 of those 52 hand-offs
+(``benchmarks/fetch_handoff.py``, ``expert_free/goal-policy-c/handoff_30.json``). Θ's chain releases
+every block, so without hand-offs the policy never trains on the state the next program starts from.
 """
 from __future__ import annotations
 

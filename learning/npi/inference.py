@@ -76,7 +76,7 @@ class Controller(Protocol):
         """The action (4,) for a 70-d observation."""
 
 
-class _Focused:
+class Focused:
     """A controller told which block the program moves (``run_atomic`` passes only the goal)."""
 
     def __init__(self, controller: Controller, block: int) -> None:
@@ -116,7 +116,7 @@ class FetchExecutor:
 
     def run_atomic(self, program: int) -> np.ndarray:
         name = self.names[program]
-        return run_atomic(self.env, name, _Focused(self.controller, acting_block(name))).final
+        return run_atomic(self.env, name, Focused(self.controller, acting_block(name))).final
 
 
 @dataclass(frozen=True)
