@@ -235,3 +235,51 @@ def test_fetch_batch_rotates_into_the_focus_frame_and_matches_env_steps():
     np.testing.assert_array_equal(episodes.ag, episodes.o[:, :, :12])
     uniform = episodes.g[2].reshape(4, 3)
     np.testing.assert_allclose(uniform[1:], episodes.o[2, 0, :12].reshape(4, 3)[1:], atol=1e-6)  # others stay
+
+
+def test_release_reward_wants_the_gripper_clear_of_a_block_set_at_rest():
+    """schedule.release_height: a goal that sets the moved block at rest is reached only once the
+    gripper has let go; goals mid-carry and the paper's reward (None) are unchanged."""
+    from asg.envs.fetch import FetchBlocksEnv, ScriptedController, acting_block, run_atomic
+    from asg.envs.fetch.batch import FetchTask, gripper_clear, resting_goal
+    from asg.envs.fetch.layout import GRIP_POS
+    from asg.learning.npi.inference import Focused
+
+    env = FetchBlocksEnv(initial_state="table", max_steps=None)
+    env.reset(seed=0)
+    run = run_atomic(env, "Move_To_Zone_0_ORANGE", Focused(ScriptedController(), acting_block("Move_To_Zone_0_ORANGE")))
+    released = env.observation()["observation"]
+    env.close()
+    assert run.success
+    holding = released.copy()
+    holding[GRIP_POS] = released[0:3]  # the same end, the grip site still at the block's centre
+    assert gripper_clear(released, 0.05) and not gripper_clear(holding, 0.05)
+    goal = released[:12].copy()
+    assert resting_goal(goal)
+    carried = goal.copy()
+    carried[2] += 0.08  # a relabelled goal taken mid-carry: the block in the air
+    assert not resting_goal(carried)
+    task, paper = FetchTask(release_height=0.05), FetchTask()
+    ag = np.stack([goal, goal, carried])
+    g = np.stack([goal, goal, carried])
+    o2 = np.stack([released, holding, holding])
+    assert task.compute_reward(ag, g, {"o2": o2}).tolist() == [0.0, -1.0, 0.0]
+    assert paper.compute_reward(ag, g, {"o2": o2}).tolist() == [0.0, 0.0, 0.0]
+    assert task.compute_reward(ag, g, None).tolist() == [0.0, 0.0, 0.0]  # no observation: positions only
+    with pytest.raises(ConfigError, match="release_height"):
+        C.ScheduleConfig(release_height=0.0)
+    assert all(C.preset(name).schedule.release_height is None for name in ("paper", "fast", "learned"))
+
+
+def test_her_passes_the_next_observation_to_the_reward():
+    seen = {}
+
+    def reward(ag, g, info):
+        seen["o2"] = info["o2"]
+        return np.zeros(len(ag))
+
+    rng = np.random.default_rng(0)
+    o, ag = rng.normal(size=(2, 4, 3)).astype(np.float32), rng.normal(size=(2, 4, 2))
+    g, u = rng.normal(size=(2, 2)), rng.normal(size=(2, 3, 1))
+    batch = sample_transitions(o, ag, g, u, 2, 16, rng, reward)
+    np.testing.assert_array_equal(seen["o2"], batch.o2)

@@ -31,7 +31,7 @@ import numpy as np
 from asg.envs.fetch.env import FetchBlocksEnv
 from asg.envs.fetch.goal_setter import acting_block, applicable, atomic_programs, goals_reached
 from asg.envs.fetch.initial_states import LayoutError
-from asg.envs.fetch.layout import BLOCK_SIZE, GOAL_DIM, N_BLOCKS, OBS_DIM, REST_Z
+from asg.envs.fetch.layout import BLOCK_SIZE, GOAL_DIM, GRIP_POS, N_BLOCKS, OBS_DIM, REST_Z
 from asg.envs.fetch.permutation import rotate_goal, rotate_observation
 
 UNIFORM_XY = ((1.19, 0.45), (1.49, 1.05))  # table area of uniform goals: block region and both zones
@@ -184,6 +184,26 @@ class FetchBatch:
             env.close()
 
 
+def resting_goal(g: np.ndarray) -> np.ndarray:
+    """Whether goals (..., 12) put the moved block (the first, policy frame) at a resting height: on
+    the table or on a tower, within a centimetre (every program's goal; a relabelled goal taken
+    mid-carry is not)."""
+    levels = (np.asarray(g)[..., 2] - REST_Z) / BLOCK_SIZE
+    return (np.abs(levels - np.round(levels)) * BLOCK_SIZE <= 0.01) & (levels > -0.5)
+
+
+def gripper_clear(obs: np.ndarray, height: float) -> np.ndarray:
+    """Whether the gripper has let go of the moved block in observations (..., 70), policy frame: the
+    grip site at least ``height`` above the block's centre, or a block width and 2 cm away from it
+    horizontally. What a next program needs: a Stack or Move of another block that starts with the
+    fingers round this one drags it along (``benchmarks/fetch_handoff.py``)."""
+    obs = np.asarray(obs)
+    block, grip = obs[..., 0:3], obs[..., GRIP_POS]
+    above = grip[..., 2] - block[..., 2] >= height
+    aside = np.max(np.abs(grip[..., :2] - block[..., :2]), axis=-1) >= BLOCK_SIZE + 0.02
+    return above | aside
+
+
 @dataclass(frozen=True)
 class FetchTask:
     """The Fetch 4-block world as a goal task (policy frame: the focus block first)."""
@@ -194,6 +214,7 @@ class FetchTask:
     goal_dim: int = GOAL_DIM
     act_dim: int = 4
     z_tolerance: float | None = None  # goals also need each block this close in height (None: the paper)
+    release_height: float | None = None  # rewards of resting goals also need the gripper clear (None: the paper)
 
     @property
     def programs(self) -> tuple[str, ...]:
@@ -205,8 +226,13 @@ class FetchTask:
         return FetchBatch(n_envs, self.initial_state, self.horizon, threads, self.z_tolerance)
 
     def compute_reward(self, ag: np.ndarray, g: np.ndarray, info: Any = None) -> np.ndarray:
-        """The env's sparse reward: 0 when every block is within ε of its target, else -1."""
-        return goals_reached(ag, g, z_tolerance=self.z_tolerance).astype(np.float64) - 1.0
+        """The env's sparse reward: 0 when every block is within ε of its target, else -1. With
+        ``release_height`` and the next observation in ``info["o2"]``, a goal that sets the moved
+        block at rest also needs the gripper to have let go of it (``gripper_clear``)."""
+        reached = goals_reached(ag, g, z_tolerance=self.z_tolerance)
+        if self.release_height is not None and isinstance(info, dict) and "o2" in info:
+            reached = reached & (~resting_goal(g) | gripper_clear(info["o2"], self.release_height))
+        return reached.astype(np.float64) - 1.0
 
     def applicable(self, raw_obs: np.ndarray, program: str) -> bool:
         """φ of ``program`` in an env-frame observation."""

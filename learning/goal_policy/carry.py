@@ -31,9 +31,10 @@ CARRY_FILE, CARRY_KIND = "carry.npz", "goal-policy-carry"
 CARRIED = ("version", "config", "seed", "agent", "rng", "progress")  # what a carry file keeps of a checkpoint
 # fields a carried run may change: how long it trains, and speed only
 SPEED_FIELDS = ("threads", "torch_threads", "checkpoint_every")
-# the start distribution a continued run may change: a curriculum of ours (the run's config.json then
-# holds the new share, ``carried_from`` in its checkpoint the change); docs/fetch_programs_switches.md
-CURRICULUM_FIELDS = ("chained_starts", "chained_handoff")
+# what a continued run may change of its curriculum: the start distribution (chained starts, hand-offs) and
+# the release the reward asks for, all ours (the run's config.json then holds the new values,
+# ``carried_from`` in its checkpoint the change); docs/fetch_programs_switches.md
+CURRICULUM_FIELDS = ("chained_starts", "chained_handoff", "release_height")
 
 
 def carry_tree(state: dict[str, Any]) -> dict[str, Any]:
@@ -68,7 +69,7 @@ def read_carry(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
 def carried_config(config: GoalPolicyConfig | None, saved: dict[str, Any], where: Path) -> GoalPolicyConfig:
     """The carried config; a given one may differ only in the epochs (phase 1 never shorter), in
     the speed-only fields ``schedule.threads``, ``torch_threads``, ``checkpoint_every`` and in the
-    start distribution ``schedule.chained_starts`` (a curriculum, see ``changed_fields``)."""
+    curriculum fields ``CURRICULUM_FIELDS`` (see ``changed_fields``)."""
     old = cfgmod.from_dict(saved, str(where))
     if config is None:
         return old

@@ -6,7 +6,7 @@ transition t of episode e is (o[e, t], u[e, t], o[e, t+1]). With probability
 ``k / (k + 1)`` its goal is replaced by an achieved goal of the same episode: a future one,
 ``ag[e, t']`` with t' uniform in [t+1, T] ("future"), or the last one ``ag[e, T]`` ("final",
 the strategy of AlphaNPI-X Section 4.1). The reward is the env's own vectorised
-``compute_reward(ag[e, t+1], goal, info=None)``, so relabelled rewards are exactly what the env would
+``compute_reward(ag[e, t+1], goal, info={"o2": o[e, t+1]})``, so relabelled rewards are exactly what the env would
 have paid for that goal.
 """
 from __future__ import annotations
@@ -64,7 +64,7 @@ def sample_transitions(o: np.ndarray, ag: np.ndarray, g: np.ndarray, u: np.ndarr
     goals = g[ep].copy()
     goals[relabel] = ag[ep[relabel], target_t[relabel]]
     ag2 = ag[ep, t + 1]
-    reward = np.asarray(reward_fn(ag2, goals, None), dtype=np.float32).reshape(size)
+    reward = np.asarray(reward_fn(ag2, goals, {"o2": o[ep, t + 1]}), dtype=np.float32).reshape(size)
     f32 = lambda x: np.asarray(x, dtype=np.float32)  # noqa: E731
     return Transitions(f32(o[ep, t]), f32(o[ep, t + 1]), f32(ag[ep, t]), f32(ag2), f32(goals),
                        f32(u[ep, t]), reward, relabel)

@@ -97,7 +97,8 @@ class GoalPolicyTrainer:
         self.config, self.seed = config, seed
         self.task = task if task is not None else FetchTask(training_starts(sch.chained_starts, sch.chained_handoff),
                                                              sch.horizon,
-                                                             z_tolerance=sch.goal_z_tolerance)
+                                                             z_tolerance=sch.goal_z_tolerance,
+                                                             release_height=sch.release_height)
         if self.task.horizon != sch.horizon:
             raise ConfigError(f"schedule.horizon {sch.horizon} differs from the task's horizon {self.task.horizon}")
         if (config.demos.enabled or config.demos.dagger) and not isinstance(self.task, FetchTask):
