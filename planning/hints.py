@@ -318,9 +318,12 @@ def _precondition_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[
         common = set.intersection(*({x for x, m in f.items() if 0 < m < u.step} for f, u in zip(firsts, g_uses)))
         known = set.union(*(set(u.op.pre) | set(u.op.add) for u in g_uses))
         known |= {b for a in known | {y} for b in before.get(a, set())}
-        for x in sorted(common - known - {y}):
-            holds = all(x in u.trace.states[u.step - 1] for u in g_uses)
-            candidates.setdefault(x, []).append((y, g_uses, holds))
+        xs = sorted(common - known - {y})
+        held = {x: all(x in u.trace.states[u.step - 1] for u in g_uses) for x in xs}
+        for x in xs:
+            if any(_narrower(other, x, goal, traces) for other in xs if other != x and held[other] >= held[x]):
+                continue  # a more specific atom that comes true with it (and holds as long) is the better one
+            candidates.setdefault(x, []).append((y, g_uses, held[x]))
     hints = []
     for x, options in sorted(candidates.items()):
         for y, g_uses, holds in _earliest(options):
@@ -328,16 +331,33 @@ def _precondition_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[
             all_y = all_uses[y]
             agree = sum(_shows(x, u, holds) for u in all_y)
             edits = _requirement(x, schema(op), goal, traces, vocabulary, achieved)
+            weaker = sorted(p for p in op.pre if _narrower(x, p, goal, traces))
+            edits += [Edit("remove-precondition", schema(op), str(p)) for p in weaker]
             kind = "missing-precondition" if holds else "missing-landmark"
             where = "and still holds when" if holds else "(no longer true when"
             closing = "" if holds else ")"
             reason = (f"{x} first holds before {y} in every goal-reaching trace {where} "
                       f"{schema(op)} makes {y} true{closing}"
-                      + ("; the model does not mention it" if x not in vocabulary else ""))
+                      + ("; the model does not mention it" if x not in vocabulary else "")
+                      + (f"; it replaces {' '.join(map(str, weaker))}, which comes true with it and holds "
+                         "wherever it does" if weaker else ""))
             hints.append(Hint(kind, tuple(edits), (str(x),), reason, len(g_uses), len(goal),
                               _laplace(agree, len(all_y)), agree, len(all_y),
                               _examples(g_uses, config)))
     return hints
+
+
+def _narrower(a: Atom, b: Atom, goal: Sequence[AtomTrace], traces: Sequence[AtomTrace]) -> bool:
+    """``a`` says more than ``b``, which comes true with it: both first hold at the same step of every
+    goal-reaching trace, ``b`` holds in every observed state where ``a`` does, and not the other way
+    round (``(holding red)`` and ``(has-key)``: a learner given both as subgoals can reach neither
+    first, and the first is what the goal needs)."""
+    if not all((f := t.first_true()).get(a) is not None and f.get(a) == f.get(b) for t in goal):
+        return False
+    def implies(p: Atom, q: Atom) -> bool:
+        states = [s for t in traces for s in t.states if p in s]
+        return bool(states) and all(q in s for s in states)
+    return implies(a, b) and not implies(b, a)
 
 
 def _requirement(x: Atom, action: str, goal: Sequence[AtomTrace], traces: Sequence[AtomTrace],

@@ -170,6 +170,13 @@ def inseparable(task: Task, traces: Sequence[AtomTrace]) -> set[tuple[str, str, 
     return pairs
 
 
+def _replaced(hint: Hint) -> set[Atom]:
+    """Atoms a hint takes out of an action's precondition while it adds another there: a narrower
+    atom in place of one it implies (``(holding red)`` for ``(has-key)``), not a loss."""
+    added = {e.action for e in hint.edits if e.op == "add-precondition"}
+    return {Atom.parse(e.atom) for e in hint.edits if e.op == "remove-precondition" and e.action in added}
+
+
 def repair(model: Model, hints: Sequence[Hint], traces: Sequence[AtomTrace], top: int = 3) -> RepairResult:
     """Apply the top-ranked hints that fit together: in rank order, each whose edits apply, keep
     the model an MVTR on ``traces``, keep every landmark of the model that every goal-reaching
@@ -195,7 +202,7 @@ def repair(model: Model, hints: Sequence[Hint], traces: Sequence[AtomTrace], top
         if not trial_report.holds:
             skipped.append((hint, "the model would no longer be an MVTR on the traces"))
             continue
-        lost = confirmed - _landmark_atoms(trial_task)
+        lost = confirmed - _landmark_atoms(trial_task) - _replaced(hint)
         if lost:
             skipped.append((hint, f"the model would lose the landmark(s) {' '.join(map(str, sorted(lost)))}, "
                                   "which every goal-reaching trace reaches"))
@@ -207,6 +214,7 @@ def repair(model: Model, hints: Sequence[Hint], traces: Sequence[AtomTrace], top
                                   f"same step of goal-reaching trace {trace}"))
             continue
         applied.append(hint)
+        confirmed -= _replaced(hint)
         edits.extend(hint.edits)
         text, task, report = trial, trial_task, trial_report
     graph = compute_landmarks(task)

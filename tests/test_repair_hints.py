@@ -173,6 +173,48 @@ def test_a_new_achiever_requires_only_what_held_every_time_its_atom_came_true(to
     assert pre(goal_walks + [trace(9, [set(), {KEY}, {KEY}])]) == ()
 
 
+
+def test_of_two_atoms_that_come_true_together_the_narrower_is_the_hint(toy):
+    """Picking up the red key makes (has-key) and (holding red) true in one step; a yellow key makes
+    (has-key) true alone. The door needs the red one: the hint asks for (holding red)."""
+    task, graph = toy
+    red = Atom("holding", ("red",))
+    with_red = [set(), {KEY, red}, {KEY, red, DOOR}, {KEY, red, DOOR, GOAL}]
+    yellow = [set(), {KEY}, {KEY}]
+    hints = suggest(task, [trace(i, with_red) for i in range(3)] + [trace(9, yellow)], graph).hints
+    assert [h.atoms for h in hints] == [("(holding red)",)]
+    # without the yellow-key trace nothing tells them apart: both are hinted
+    both = suggest(task, [trace(i, with_red) for i in range(3)], graph).hints
+    assert sorted(h.atoms for h in both) == [("(has-key)",), ("(holding red)",)]
+
+
+KEYED = """
+(define (domain keyed) (:requirements :strips) (:predicates (has-key) (holding ?k) (door-open) (at-goal))
+  (:constants red yellow)
+  (:action take :parameters (?k) :precondition (and) :effect (and (has-key) (holding ?k)))
+  (:action open :parameters () :precondition (and (has-key)) :effect (and (door-open)))
+  (:action walk :parameters () :precondition (and (door-open)) :effect (and (at-goal))))
+(define (problem p) (:domain keyed) (:init) (:goal (and (at-goal))))
+"""
+
+
+def test_a_narrower_precondition_replaces_the_one_it_implies(tmp_path):
+    from asg.planning.parse import parse_text
+    from asg.planning.repair import repair
+
+    path = tmp_path / "keyed.pddl"
+    path.write_text(KEYED)
+    task = load_task(path)
+    red, yellow = Atom("holding", ("red",)), Atom("holding", ("yellow",))
+    traces = [trace(i, [set(), {KEY, red}, {KEY, red, DOOR}, {KEY, red, DOOR, GOAL}]) for i in range(3)]
+    traces.append(trace(9, [set(), {KEY, yellow}, {KEY, yellow}]))
+    (hint,) = suggest(task, traces, compute_landmarks(task)).hints
+    assert [str(e) for e in hint.edits] == ["add (holding red) to the precondition of open",
+                                            "remove (has-key) from the precondition of open"]
+    fixed = repair(parse_text(KEYED, require_problem=True), [hint], traces)
+    assert fixed.applied == (hint,) and fixed.report.holds
+    assert fixed.subgoals == ("(holding red)", "(door-open)", "(at-goal)")
+
 def load_task_text(model, edits):
     from asg.planning.grounding import ground
     from asg.planning.parse import parse_text
