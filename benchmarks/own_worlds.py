@@ -91,11 +91,13 @@ COMMANDS = (  # what made benchmarks/results/own_worlds/ (each resumes where it 
 
 # ---------------------------------------------------------------------------------------- ASGRL
 def asgrl_cells(worlds: list[str], seeds: range, steps: int, eval_every: int, eval_episodes: int,
-                out: Path) -> list[Cell]:
+                out: Path, n_envs: int = 1) -> list[Cell]:
     """The ASGRL cells without figures yet, seeds outer: the run ``asg train --env ID --labeler
     labels:NAME --model FILE --skills deep --steps S --eval-episodes E --config seed<N>.config.json``
     makes in ``examples/<world>/`` (the world registered here from that folder)."""
-    schedule = {"eval_interval": eval_every, "curve_eval": "epsilon"}  # ε-greedy curve points (Sec. 5)
+    schedule: dict[str, Any] = {"eval_interval": eval_every, "curve_eval": "epsilon"}  # ε-greedy curve points (Sec. 5)
+    if n_envs > 1:  # deep.n_envs: skill episodes in lock-step (learning/asgrl/lockstep.py); 1 is the serial loop
+        schedule["learner"] = {"deep": {"n_envs": n_envs}}
     owned = {}
     for world in worlds:
         env_id, folder, labeler, model = WORLDS[world]
@@ -261,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=500_000, help="env-step budget of an ASGRL run")
     parser.add_argument("--ppo-steps", type=int, default=1_000_000, help="env-step budget of a PPO run")
     parser.add_argument("--eval-every", type=int, default=25_000)
+    parser.add_argument("--n-envs", type=int, default=1,
+                        help="ASGRL's deep.n_envs: envs whose skill episodes run in lock-step (1: the serial loop)")
     parser.add_argument("--eval-episodes", type=int, default=20)
     parser.add_argument("--out", type=Path, default=Path("runs/own_worlds"))
     parser.add_argument("--results", type=Path, default=RESULTS)
@@ -286,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{figures['steps_to_0.9']}, {figures['wall_seconds']:.0f} s", file=sys.stderr, flush=True)
 
         _, interrupted = run_benchmark_grid(
-            asgrl_cells(worlds, seeds, args.steps, args.eval_every, args.eval_episodes, out), out, where, done)
+            asgrl_cells(worlds, seeds, args.steps, args.eval_every, args.eval_episodes, out, args.n_envs), out,
+            where, done)
         if interrupted:
             return 130
     if not args.reduce_only and "ppo" in methods:  # a learner from outside asg: its cells are jobs

@@ -204,3 +204,15 @@ def test_the_own_worlds_benchmark_takes_them():
 
     assert {name: own_worlds.WORLDS[name] for name in WORLDS} == WORLDS
     assert {"doorkey-8x8", "unlockpickup"} <= set(own_worlds.WORLDS)
+
+
+def test_own_worlds_passes_n_envs_to_the_lockstep(tmp_path):
+    """``--n-envs N`` (issue 40, part 4): every ASGRL cell's config asks for deep.n_envs N; 1 leaves
+    the config as it was (earlier run folders are still reused)."""
+    import own_worlds
+
+    serial = own_worlds.asgrl_cells(["doorkey-5x5"], range(1), 1000, 500, 2, tmp_path / "a")
+    lockstep = own_worlds.asgrl_cells(["doorkey-5x5"], range(1), 1000, 500, 2, tmp_path / "b", n_envs=8)
+    assert "learner" not in serial[0].overrides
+    assert lockstep[0].overrides["learner"] == {"deep": {"n_envs": 8}}
+    assert lockstep[0].config().learner.deep.n_envs == 8
