@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -11,6 +14,19 @@ SHARED = REPO.parent / "shared"
 IPC = SHARED / "benchmarks" / "ipc"
 PITFALLS = SHARED / "research" / "pitfalls"
 DATA = Path(__file__).resolve().parent / "data"
+BENCHMARKS = REPO / "benchmarks"
+
+
+def benchmark_script(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module, a fresh one per call (it imports benchmarks/provenance.py
+    as ``python benchmarks/<name>.py`` does, so that folder goes on the path)."""
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def one_line(result, code: int = 2) -> str:

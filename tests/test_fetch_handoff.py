@@ -2,27 +2,16 @@
 the same next program after a release; its tiny version writes the JSON with its provenance."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
-POLICY = Path(__file__).resolve().parent.parent / "learning" / "pretrained" / "fetch_goal_policy.npz"
+from conftest import REPO, benchmark_script
 
-
-def _load():
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location("fetch_handoff", BENCHMARKS / "fetch_handoff.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+POLICY = REPO / "learning" / "pretrained" / "fetch_goal_policy.npz"
 
 
 def test_the_tiny_hand_off_benchmark_counts_held_blocks_and_stacks(tmp_path):
     out = tmp_path / "handoff.json"
-    _load().main(["--policy", str(POLICY), "--episodes", "2", "--out", str(out)])
+    benchmark_script("fetch_handoff").main(["--policy", str(POLICY), "--episodes", "2", "--out", str(out)])
     data = json.loads(out.read_text())
     assert data["command"].startswith("python benchmarks/fetch_handoff.py") and data["seeds"] == [0, 1]
     assert set(data["zones"]) == {"ORANGE", "BLUE"}

@@ -2,12 +2,10 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from conftest import benchmark_script
 
 from asg.learning.asgrl.config import make_config
 from asg.learning.asgrl.experiments import finished_run, run_grid
@@ -15,17 +13,9 @@ from asg.learning.asgrl.trainer import train
 from asg.learning.errors import ConfigError
 from asg.learning.run_dir import RunDir
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "figure3.py"
-
 
 def _figure3():
-    if str(SCRIPT.parent) not in sys.path:  # it imports benchmarks/provenance.py as `python benchmarks/..` does
-        sys.path.insert(0, str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("figure3", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("figure3")
 
 
 ARGS = ["--preset", "paper", "--seeds", "2", "--steps", "1500", "--domains", "mario",

@@ -7,26 +7,19 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import benchmark_script
 from test_grid import VARIES, grid_records
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 NO_RAY = "ray is not installed (pip install 'asg[distributed]'): only the serial grid ran"
 
 
 def script(name: str) -> Any:
-    """A benchmark script as a module (it imports benchmarks/provenance.py as `python benchmarks/..` does)."""
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
+    """A benchmark script as a module."""
+    return benchmark_script(name)
 
 
 @pytest.fixture(scope="module")

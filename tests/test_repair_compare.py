@@ -4,24 +4,16 @@ its provenance and the per-model comparison; the censored median and the seed pa
 mean."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+from conftest import benchmark_script
 
 
 @pytest.fixture(scope="module")
 def compare():
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location("repair_compare", BENCHMARKS / "repair_compare.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("repair_compare")
 
 
 def test_the_tiny_benchmark_writes_the_repair_and_the_comparison(compare, tmp_path):
