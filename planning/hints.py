@@ -331,7 +331,7 @@ def _precondition_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[
             all_y = all_uses[y]
             agree = sum(_shows(x, u, holds) for u in all_y)
             edits = _requirement(x, schema(op), goal, traces, vocabulary, achieved)
-            weaker = sorted(p for p in op.pre if _narrower(x, p, goal, traces))
+            weaker = sorted(p for p in op.pre if holds and _narrower(x, p, goal, traces))  # x lasts as p does
             edits += [Edit("remove-precondition", schema(op), str(p)) for p in weaker]
             kind = "missing-precondition" if holds else "missing-landmark"
             where = "and still holds when" if holds else "(no longer true when"

@@ -214,6 +214,11 @@ def test_a_narrower_precondition_replaces_the_one_it_implies(tmp_path):
     fixed = repair(parse_text(KEYED, require_problem=True), [hint], traces)
     assert fixed.applied == (hint,) and fixed.report.holds
     assert fixed.subgoals == ("(holding red)", "(door-open)", "(at-goal)")
+    # a narrower atom gone again when the door opens (as the dock is left) replaces nothing
+    gone = [trace(i, [set(), {KEY, red}, {KEY}, {KEY, DOOR}, {KEY, DOOR, GOAL}]) for i in range(3)]
+    (transient,) = suggest(task, gone + traces[3:], compute_landmarks(task)).hints
+    assert transient.kind == "missing-landmark"
+    assert [e.op for e in transient.edits] == ["add-precondition"]
 
 def load_task_text(model, edits):
     from asg.planning.grounding import ground
