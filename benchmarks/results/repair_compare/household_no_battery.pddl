@@ -7,17 +7,17 @@
     (:predicates (at-destination) (at-dock) (at-final-room) (at-starting-room) (charged) (door-ajar) (door-open) (has-key) (holding ?x - key))
     (:action achieve_at_dock_and_charged
         :parameters ()
-        :precondition (and (at-starting-room) (has-key) (holding red))
+        :precondition (at-starting-room)
         :effect (and (at-dock) (charged))
     )
      (:action go_to_destination
         :parameters ()
-        :precondition (at-final-room)
+        :precondition (and (at-final-room) (door-ajar))
         :effect (at-destination)
     )
      (:action open_door
         :parameters ()
-        :precondition (and (has-key) (holding red) (charged) (at-dock))
+        :precondition (and (holding red) (charged))
         :effect (door-open)
     )
      (:action pass_through_door

@@ -9,7 +9,7 @@
     )
      (:action charge_door
         :parameters ()
-        :precondition (and (has-key) (holding red))
+        :precondition (holding red)
         :effect (charged)
     )
      (:action go_to_destination
@@ -25,7 +25,7 @@
      (:action pass_through_door
         :parameters ()
         :precondition (door-open)
-        :effect (and (at-final-room) (door-ajar))
+        :effect (and (at-final-room) (door-ajar) (not (at-starting-room)))
     )
 )
 

@@ -3,7 +3,7 @@
     (:predicates (at-bottom) (at-upper-platform) (at-upper-platform-with-key) (door-open) (has-hidden-key) (has-key) (in-tube) (ladder-broken) (on-ladder))
     (:action achieve_at_upper_platform_with_key
         :parameters ()
-        :precondition (and )
+        :precondition (and (has-hidden-key) (has-key) (ladder-broken))
         :effect (at-upper-platform-with-key)
     )
      (:action achieve_has_hidden_key
@@ -28,7 +28,7 @@
     )
      (:action achieve_on_ladder
         :parameters ()
-        :precondition (at-bottom)
+        :precondition (and )
         :effect (on-ladder)
     )
      (:action go_down_the_ladder

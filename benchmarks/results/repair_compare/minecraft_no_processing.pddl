@@ -1,7 +1,12 @@
 (define (domain minecraft)
     (:requirements :strips)
-    (:predicates (at-starting-location) (kiln-used) (ladder_made) (plank_made) (stick_made) (wood-processed))
-    (:action achieve_kiln_used_and_wood_processed
+    (:predicates (at-starting-location) (has-raw-wood) (kiln-used) (ladder_made) (plank_made) (stick_made) (wood-processed))
+    (:action achieve_has_raw_wood
+        :parameters ()
+        :precondition (and )
+        :effect (has-raw-wood)
+    )
+     (:action achieve_kiln_used_and_wood_processed
         :parameters ()
         :precondition (and )
         :effect (and (kiln-used) (wood-processed))
@@ -13,7 +18,7 @@
     )
      (:action make_plank
         :parameters ()
-        :precondition (and (kiln-used) (wood-processed))
+        :precondition (and (wood-processed) (has-raw-wood))
         :effect (plank_made)
     )
      (:action make_stick
