@@ -150,12 +150,13 @@ def test_no_shipped_file_stands_in_for_a_stage_of_the_learned_preset(args, expec
 
 # ------------------------------------------------ the committed expert-free pipeline (Table 2 row)
 EXPERT_FREE = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "fetch_programs" / "expert_free"
-ROW = EXPERT_FREE / "table2" / "non-atomic-replan-learned.json"
+ROW = EXPERT_FREE / "table2-f" / "non-atomic-replan-learned.json"  # the README's row
 
 
 def committed_stage_files():
-    return (EXPERT_FREE / "goal-policy-c" / "policy.npz", EXPERT_FREE / "meta-controller",
-            EXPERT_FREE / "behaviour-model" / "behaviour_model.npz")
+    """The row's goal policy, meta-controller and behaviour model."""
+    return (EXPERT_FREE / "goal-policy-f" / "policy.npz", EXPERT_FREE / "meta-controller-f",
+            EXPERT_FREE / "behaviour-model-f" / "behaviour_model.npz")
 
 
 def test_the_committed_stages_were_trained_with_no_expert():
@@ -171,10 +172,14 @@ def test_the_committed_stages_were_trained_with_no_expert():
         assert config["preset"] == "learned" and config["demos"]["episodes"] == 0 and not config["demos"]["dagger"]
     carried = json.loads((EXPERT_FREE / "goal-policy-c" / "config.json").read_text())["carried_from"]
     assert carried["sha256"] == checkpoint.sha256_file(EXPERT_FREE / "goal-policy" / "carry.npz")
-    policy, meta, _ = committed_stage_files()
-    behaviour = json.loads((EXPERT_FREE / "behaviour-model" / "config.json").read_text())
+    policy, meta, model = committed_stage_files()
+    behaviour = json.loads((model.parent / "config.json").read_text())
     assert behaviour["policy_sha256"] == checkpoint.sha256_file(policy)
     assert json.loads((meta / "config.json").read_text())["model"] == "learned"
+    for stage in ("behaviour-model", "meta-controller"):  # the first row's stages, of goal-policy-c
+        assert (EXPERT_FREE / stage / "config.json").is_file()
+    first = json.loads((EXPERT_FREE / "behaviour-model" / "config.json").read_text())
+    assert first["policy_sha256"] == checkpoint.sha256_file(EXPERT_FREE / "goal-policy-c" / "policy.npz")
 
 
 def test_the_continued_goal_policies_descend_from_the_rows_one():
