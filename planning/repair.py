@@ -140,24 +140,27 @@ def atom_orderings(graph: LandmarkGraph) -> list[tuple[frozenset[Atom], frozense
     return [(by_id[o.source], by_id[o.target], o.kind) for o in graph.orderings]
 
 
-def check_text(text: str, traces: Sequence[AtomTrace], name: str = "repaired") -> tuple[Task, MVTRReport]:
-    """Ground a model given as text and check it is an MVTR on ``traces``."""
+def check_text(text: str, traces: Sequence[AtomTrace],
+               name: str = "repaired") -> tuple[Task, LandmarkGraph, MVTRReport]:
+    """Ground a model given as text, compute its landmarks and check it is an MVTR on ``traces``."""
     task = ground(parse_text(text, name=name, require_problem=True))
-    orderings = atom_orderings(compute_landmarks(task))
-    return task, check_mvtr(task, project(traces, task), model=name, landmark_orderings=orderings)
+    graph = compute_landmarks(task)
+    return task, graph, check_mvtr(task, project(traces, task), model=name, landmark_orderings=atom_orderings(graph))
 
 
-def _landmark_atoms(task: Task) -> set[Atom]:
-    return {a for lm in compute_landmarks(task).landmarks if lm.kind == "fact" for a in lm.atoms}
+def _landmark_atoms(graph: LandmarkGraph) -> set[Atom]:
+    return {a for lm in graph.landmarks if lm.kind == "fact" for a in lm.atoms}
 
 
-def inseparable(task: Task, traces: Sequence[AtomTrace]) -> set[tuple[str, str, str]]:
+def inseparable(task: Task, traces: Sequence[AtomTrace],
+                graph: LandmarkGraph | None = None) -> set[tuple[str, str, str]]:
     """Pairs of the task's subgoals (the landmarks a learner is given, ``LandmarkGraph.subgoals``)
     that first hold at the same step of a goal-reaching trace, with that trace's name. A learner
     pursues one subgoal at a time and fails a skill when another pending one comes true first
     (ASGRL's strict ordering, learning/asgrl/subgoals.py): on such a pair, whichever it pursues
-    first fails whenever it succeeds the way the trace does."""
-    subgoals = [(str(lm), lm.atoms) for lm in compute_landmarks(task).subgoals()]
+    first fails whenever it succeeds the way the trace does. ``graph``: the task's landmark graph
+    when the caller has it already."""
+    subgoals = [(str(lm), lm.atoms) for lm in (graph or compute_landmarks(task)).subgoals()]
     pairs: set[tuple[str, str, str]] = set()
     for trace in (t for t in traces if t.reaches_goal):
         first: dict[int, list[str]] = {}
@@ -186,28 +189,29 @@ def repair(model: Model, hints: Sequence[Hint], traces: Sequence[AtomTrace], top
     skipped: list[tuple[Hint, str]] = []
     edits: list[Edit] = []
     text = apply_edits(model, [])
-    task, report = check_text(text, traces)
+    task, graph, report = check_text(text, traces)
     goal = [t for t in traces if t.reaches_goal]
-    confirmed = {a for a in _landmark_atoms(task) if all(any(a in s for s in t.states) for t in goal)}
-    together = {pair[:2] for pair in inseparable(task, project(traces, task))}
+    confirmed = {a for a in _landmark_atoms(graph) if all(any(a in s for s in t.states) for t in goal)}
+    together = {pair[:2] for pair in inseparable(task, project(traces, task), graph)}
     for hint in hints:
         if len(applied) >= top:
             break
         try:
             trial = apply_edits(model, edits + list(hint.edits))
-            trial_task, trial_report = check_text(trial, traces)
+            trial_task, trial_graph, trial_report = check_text(trial, traces)
         except AsgError as err:
             skipped.append((hint, f"does not apply: {err}"))
             continue
         if not trial_report.holds:
             skipped.append((hint, "the model would no longer be an MVTR on the traces"))
             continue
-        lost = confirmed - _landmark_atoms(trial_task) - _replaced(hint)
+        lost = confirmed - _landmark_atoms(trial_graph) - _replaced(hint)
         if lost:
             skipped.append((hint, f"the model would lose the landmark(s) {' '.join(map(str, sorted(lost)))}, "
                                   "which every goal-reaching trace reaches"))
             continue
-        new = sorted(p for p in inseparable(trial_task, project(traces, trial_task)) if p[:2] not in together)
+        new = sorted(p for p in inseparable(trial_task, project(traces, trial_task), trial_graph)
+                     if p[:2] not in together)
         if new:
             a, b, trace = new[0]
             skipped.append((hint, f"a learner could not reach {a} and {b} one at a time: they first hold in the "
@@ -216,8 +220,7 @@ def repair(model: Model, hints: Sequence[Hint], traces: Sequence[AtomTrace], top
         applied.append(hint)
         confirmed -= _replaced(hint)
         edits.extend(hint.edits)
-        text, task, report = trial, trial_task, trial_report
-    graph = compute_landmarks(task)
+        text, task, graph, report = trial, trial_task, trial_graph, trial_report
     subgoals = tuple(str(lm) for lm in graph.subgoals())  # the landmark sequence a learner is given
     landmarks = tuple(sorted(str(a) for lm in graph.landmarks if lm.kind == "fact" for a in lm.atoms))
     return RepairResult(text, tuple(applied), tuple(skipped), report, subgoals, landmarks)
