@@ -3,6 +3,7 @@
     python benchmarks/deep_skills_speed.py                      # DoorKey-8x8, 50k env steps each
     python benchmarks/deep_skills_speed.py --world unlockpickup --envs 1,16 --threads 1,4
     python benchmarks/deep_skills_speed.py --steps 3000 --out /tmp/speed.json   # a check that it runs
+    python benchmarks/deep_skills_speed.py --world unlockpickup --envs 32 --train-every 2,8,16   # replay ratio
 
 One after another in this process, each on a fixed number of env steps (``--steps``) from
 scratch, seed ``--seed``:
@@ -11,7 +12,10 @@ scratch, seed ``--seed``:
   (the user's route, ``asg train --env ID --labeler labels:NAME --model FILE --skills deep``),
   for every ``--envs`` N (``deep.n_envs``: 1 is the serial loop, N > 1 the lockstep of
   ``learning/asgrl/lockstep.py``) and, for N > 1, every ``--threads`` T (``deep.torch_threads``;
-  the serial loop always runs torch on one thread);
+  the serial loop always runs torch on one thread), and every ``--train-every`` K
+  (``deep.train_every``: env steps per gradient step of ``deep.batch_size`` + ``deep.sil_batch_size``
+  samples; the config's 2 by default). K changes the algorithm, not only its speed: each row
+  records the replayed samples per env step it stands for (``samples_per_env_step``);
 * PPO (stable-baselines3) with own_worlds' settings (``PPO_SETTINGS``: 16 envs, its default MLP
   on the flattened egocentric view, ``own_worlds.view_env``), with torch on each T.
 
@@ -47,18 +51,25 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "deep_skills_speed.json"
 
 
-def asgrl_row(world: str, seed: int, steps: int, n_envs: int, threads: int) -> dict[str, Any]:
-    """Train ASGRL's deep skills for ``steps`` env steps with ``n_envs`` envs and ``threads`` torch threads."""
+def asgrl_row(world: str, seed: int, steps: int, n_envs: int, threads: int,
+              train_every: int | None = None) -> dict[str, Any]:
+    """Train ASGRL's deep skills for ``steps`` env steps with ``n_envs`` envs, ``threads`` torch threads
+    and a gradient step every ``train_every`` env steps (None: the config's)."""
     env_id, folder, labeler, model = WORLDS[world]
     domain, parts = own_world(env_id, labeler, model, skills="deep", folder=ROOT / "examples" / folder)
     binding = bind_domain(domain, parts["model"])
     overrides = {"eval_interval": steps, "eval_episodes": 1, "final_eval_episodes": 1, "early_stop_evals": 0,
                  "curve_eval": "epsilon", "learner": {"deep": {"n_envs": n_envs, "torch_threads": threads}}}
+    if train_every is not None:
+        overrides["learner"]["deep"]["train_every"] = train_every
     cfg = grid_config(binding, "asgrl", seed, steps, overrides, parts["model"], plugin=True, skills="deep")
+    deep = cfg.learner.deep
     start = time.perf_counter()
     result = train(cfg, binding)
     wall = time.perf_counter() - start
-    return {"method": "asgrl", "n_envs": n_envs, "torch_threads": threads, "env_steps": result.env_steps,
+    return {"method": "asgrl", "n_envs": n_envs, "torch_threads": threads, "train_every": deep.train_every,
+            "samples_per_env_step": (deep.batch_size + deep.sil_batch_size) / deep.train_every,
+            "env_steps": result.env_steps,
             "episodes": result.episodes, "wall_seconds": round(wall, 2),
             "steps_per_second": round(result.env_steps / wall, 1)}
 
@@ -93,10 +104,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=50_000, help="env steps of every run")
     parser.add_argument("--envs", default="1,16", help="ASGRL's deep.n_envs values, comma-separated")
     parser.add_argument("--threads", default="1", help="torch threads, comma-separated (ASGRL N > 1 and PPO)")
+    parser.add_argument("--train-every", default="",
+                        help="ASGRL's deep.train_every values, comma-separated (default: the config's)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    envs, threads = numbers(args.envs), numbers(args.threads)
+    try:
+        envs, threads, given = numbers(args.envs), numbers(args.threads), numbers(args.train_every)
+    except ValueError:
+        given, envs = [], []
+    if not envs or not threads or min(envs + threads + given) < 1:
+        parser.error("--envs, --threads and --train-every take positive integers, comma-separated")
+    every: list[int | None] = list(given) or [None]
     found, load = {"before": busy()}, {"before": os.getloadavg()}
     rows = []
     for t in threads:
@@ -104,9 +123,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ppo, {t} thread(s): {rows[-1]['steps_per_second']:.0f} env steps/s", file=sys.stderr, flush=True)
     for n in envs:
         for t in threads if n > 1 else threads[:1]:
-            rows.append(asgrl_row(args.world, args.seed, args.steps, n, t if n > 1 else 1))
-            print(f"asgrl, {n} env(s), {rows[-1]['torch_threads']} thread(s): {rows[-1]['steps_per_second']:.0f} "
-                  "env steps/s", file=sys.stderr, flush=True)
+            for k in every:
+                rows.append(asgrl_row(args.world, args.seed, args.steps, n, t if n > 1 else 1, k))
+                print(f"asgrl, {n} env(s), {rows[-1]['torch_threads']} thread(s), train_every "
+                      f"{rows[-1]['train_every']}: {rows[-1]['steps_per_second']:.0f} env steps/s",
+                      file=sys.stderr, flush=True)
     found["after"], load["after"] = busy(), os.getloadavg()
     ppo = {row["torch_threads"]: row["steps_per_second"] for row in rows if row["method"] == "ppo"}
     for row in rows:

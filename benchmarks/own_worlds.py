@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from own_worlds_omitted import REPAIRED
 from own_worlds_omitted import WORLDS as OMITTED_WORLDS
 from provenance import command_line, stamp
 
@@ -64,6 +65,8 @@ WORLDS = {  # name: (Gymnasium id, example folder, labeler, model)
     "unlockpickup": ("MiniGrid-UnlockPickup-v0", "unlockpickup", "labels:UNLOCKPICKUP", "unlockpickup.pddl"),
 }
 WORLDS.update(OMITTED_WORLDS)  # issue 40: worlds whose model leaves a mechanism out (own_worlds_omitted.py)
+WORLDS.update({f"{name}-repaired": (*OMITTED_WORLDS[name][:3], model)  # issue 39: the same world, the model
+               for name, model in REPAIRED.items()})               # `asg mvtr --suggest --write` repaired
 METHODS = ("asgrl", "ppo")
 # rl-starter-files' (torch-ac) PPO defaults, the reference PPO code for Minigrid.
 PPO_SETTINGS: dict[str, Any] = {"n_envs": 16, "n_steps": 128, "batch_size": 256, "n_epochs": 4, "learning_rate": 1e-3,
@@ -207,11 +210,13 @@ def _first_at(curve: list[tuple[int, float]], level: float) -> int | None:
 
 
 # ---------------------------------------------------------------------------------------- grid
-def reduce_runs(out: Path, results: Path, command: str) -> dict[str, Any]:
+def reduce_runs(out: Path, results: Path, command: str, commands: tuple[str, ...] = COMMANDS) -> dict[str, Any]:
     """Per world and method: seeds, mean final success (± s.e.m.), median steps to 0.9, wall time;
     with ``command``, the commit, each world/method's env-step budget (None where its runs' records
     disagree or predate the field) and the seeds found (``provenance``)."""
     rows, budget, seeds = [], {}, set()
+    finals_n: set[int] = set()
+    intervals: set[int] = set()
     for world in WORLDS:
         for method in METHODS:
             found = [json.loads(p.read_text()) for p in sorted((out / world / method).glob("seed*.json"))
@@ -221,6 +226,8 @@ def reduce_runs(out: Path, results: Path, command: str) -> dict[str, Any]:
             budget[f"{world}/{method}"] = found[0].get("budget") if len({r.get("budget") for r in found}) == 1 else None
             seeds.update(r["seed"] for r in found)
             finals = [r["final_success"] for r in found]
+            finals_n.update(r.get("final_episodes", FINAL_EPISODES) for r in found)
+            intervals.update(r["curve"][1][0] - r["curve"][0][0] for r in found if len(r.get("curve", [])) > 1)
             others = [r.get("final_greedy", r.get("final_deterministic")) for r in found]
             solved = [r["steps_to_0.9"] for r in found if r["steps_to_0.9"] is not None]
             sem = statistics.stdev(finals) / np.sqrt(len(finals)) if len(finals) > 1 else 0.0
@@ -230,19 +237,20 @@ def reduce_runs(out: Path, results: Path, command: str) -> dict[str, Any]:
                          "median_steps_to_0.9": int(statistics.median(solved)) if solved else None,
                          "mean_env_steps": int(statistics.mean(r["env_steps"] for r in found)),
                          "mean_wall_minutes": round(statistics.mean(r["wall_seconds"] for r in found) / 60, 1)})
-    payload = stamp({"commands": COMMANDS, "rows": rows, "ppo_settings": PPO_SETTINGS}, command,
+    payload = stamp({"commands": list(commands), "rows": rows, "ppo_settings": PPO_SETTINGS}, command,
                     {"env_steps_per_run": budget}, sorted(seeds))
     results.mkdir(parents=True, exist_ok=True)
     atomic_write_json(results / "own_worlds.json", payload)
     lines = ["Written by `python benchmarks/own_worlds.py --reduce-only` from the runs of:", "",
-             *(f"    {command}" for command in COMMANDS), "",
+             *(f"    {command}" for command in commands), "",
              "Both learners play the worlds as MiniGrid ships them: episodes end at the env's own time "
              "limit (640 steps on DoorKey-8x8, 288 on UnlockPickup, 250 on DoorKey-5x5). "
-             "Final success over 100 fresh layouts, mean ± s.e.m. over seeds, with exploration left in "
-             "(ASGRL ε = 0.05, PPO sampling), per seed, and under the other protocol (ASGRL greedy, "
-             "PPO deterministic). Steps to 0.9: the first curve point at or above 0.9 (ASGRL: 10 layouts "
-             "per point, every 25k steps; PPO: 20, every 50k). Wall: one core each, two or three jobs "
-             "sharing the machine's two.", "",
+             f"Final success over {'/'.join(map(str, sorted(finals_n))) or 'N'} fresh layouts, mean ± s.e.m. over "
+             "seeds, with exploration left in (ASGRL ε = 0.05, PPO sampling), per seed, and under the other "
+             "protocol (ASGRL greedy, PPO deterministic). Steps to 0.9: the first curve point at or above 0.9 "
+             f"(curve points every {'/'.join(f'{k // 1000}k' for k in sorted(intervals)) or 'N'} steps; "
+             "the layouts per point as each command's --eval-episodes). Wall: one core each, two or three "
+             "jobs sharing the machine's two.", "",
              "| world | method | seeds | final success | per seed | other protocol | reached 0.9 | "
              "median steps to 0.9 | env steps | wall (min) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -270,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--final-episodes", type=int, default=FINAL_EPISODES, help="fresh layouts of the final score")
     parser.add_argument("--reduce-only", action="store_true")
+    parser.add_argument("--trained-by", action="append", default=[], metavar="COMMAND",
+                        help="with --results elsewhere: the command(s) that trained the runs in --out "
+                             "(default: the commands of benchmarks/results/own_worlds/)")
     add_grid_arguments(parser)
     args = parser.parse_args(argv)
     where = grid_arguments(parser, args)
@@ -309,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
             run_jobs(work, progress=stages, on_done=ppo_done, **where)
         finally:
             stages.close()
-    payload = reduce_runs(args.out, args.results, command_line(__file__, argv))
+    payload = reduce_runs(args.out, args.results, command_line(__file__, argv), tuple(args.trained_by) or COMMANDS)
     print(json.dumps(payload["rows"], indent=2))
     return 0
 
