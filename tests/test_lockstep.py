@@ -97,10 +97,12 @@ def test_n_envs_1_is_todays_loop_bit_for_bit(binding):
     assert same(absent) == same(one) and absent.episodes > 10
 
 
-def test_a_lockstep_of_one_env_is_the_serial_loop(binding):
+@pytest.mark.parametrize("novelty", [0.0, 0.05])
+def test_a_lockstep_of_one_env_is_the_serial_loop(binding, novelty):
     """The same episodes, seeds and budget through ``train_episode`` and through a lockstep of one
-    env: the same stats, counters, network weights and meta-controller."""
-    cfg = config(None, 10_000, seed=2)
+    env: the same stats, counters, network weights and meta-controller (and, with
+    ``label_novelty``, the same visit counts of the labeler's atoms)."""
+    cfg = merge_overrides(config(None, 10_000, seed=2), {"learner": {"label_novelty": novelty}})
     subgoals = make_subgoals(cfg, binding.task)
     serial, twin = build_learner(cfg, subgoals, 4), build_learner(cfg, subgoals, 4)
     seeds = range(100, 150)
@@ -118,6 +120,11 @@ def test_a_lockstep_of_one_env_is_the_serial_loop(binding):
     for name, value in serial.deep.net.state_dict().items():
         assert torch.equal(value, twin.deep.net.state_dict()[name])
     assert serial.meta.q == twin.meta.q and serial.rng.random() == twin.rng.random()
+    if novelty:
+        assert serial.novelty.counts == twin.novelty.counts and len(serial.novelty.counts) >= 3
+        assert sum(serial.novelty.counts.values()) == serial.env_steps
+    else:
+        assert serial.novelty is None
 
 
 # ----------------------------------------------------------------------------- four envs
@@ -137,10 +144,12 @@ def test_n_envs_4_learns_the_key_door_corridor(binding):
     assert result.greedy_success_rate >= 0.8 and result.epsilon_success_rate >= 0.6, result.to_json()
 
 
-def test_n_envs_4_stops_and_resumes(binding, tmp_path):
+@pytest.mark.parametrize("novelty", [0.0, 0.05])
+def test_n_envs_4_stops_and_resumes(binding, tmp_path, novelty):
     """Stopped mid-run (a signal), it checkpoints with its episodes in flight cut short; resumed, it
-    finishes the budget, and two resumes of one checkpoint are the same run."""
-    cfg = config(4, 2500, seed=3, checkpoint_interval=1000)
+    finishes the budget, and two resumes of one checkpoint are the same run (with ``label_novelty``
+    too: its counts are in the checkpoint)."""
+    cfg = merge_overrides(config(4, 2500, seed=3, checkpoint_interval=1000), {"learner": {"label_novelty": novelty}})
     train(cfg, binding, run_dir=RunDir.create(tmp_path / "whole", cfg))
     calls = {"n": 0}
 

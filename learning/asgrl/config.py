@@ -319,6 +319,13 @@ class HierarchicalConfig:
     # skill's ε1 nor enters its self-imitation buffer, so the landmark's skills look for other end
     # states (``diversity.SkillSet.dead_ends``); tabular skills only.
     dead_end_after: int = 0
+    # Count-based exploration over the labeler's atoms (ours; 0 = off, the paper's, the official code's
+    # and every preset's): each training step of a skill of subgoal g also pays
+    # label_novelty / sqrt(n(g, L)), n counting the steps of g's skills that ended with exactly the
+    # atoms L true (Strehl & Littman 2008's β/√n, on the labeler's hash of the state as Tang et al.
+    # 2017 count on SimHash codes; ``novelty.LabelNovelty``). For worlds whose model leaves out a
+    # chain of steps the labeler can name (docs/asgrl.md, "ASGRL on them, first seeds").
+    label_novelty: float = 0.0
     # "tabular" (the paper's and the official code's): a Q table per skill keyed on the exact
     # observation. "deep" (ours): one small Q-network over downscaled images, a head per skill
     # (``deep_skills.py``, ``DeepQConfig``), for observations that never repeat (camera Pixel-Mario).
@@ -350,6 +357,7 @@ class HierarchicalConfig:
         c.integer("skill_max_steps", ge=1)
         c.flag("strict_ordering")
         c.integer("dead_end_after", ge=0)
+        c.number("label_novelty", ge=0.0, le=1.0)
         c.require(self.dead_end_after == 0 or self.skills == "tabular", "dead_end_after",
                   f"counts tabular skills' landmark states: expected skills \"tabular\", got {show(self.skills)}")
         c.literal("skills")

@@ -34,6 +34,7 @@ from asg.learning.asgrl.meta_controller import (
     history_state,
     low_level_state,
 )
+from asg.learning.asgrl.novelty import LabelNovelty
 from asg.learning.asgrl.subgoals import Labeler, SubgoalSet, SubgoalWrapper
 from asg.learning.asgrl.tabular_q import TableKeys
 from asg.learning.torch_state import torch_threads  # imports torch only when called
@@ -63,6 +64,8 @@ class HierarchicalLearner:
                                         dead_end_after=cfg.dead_end_after)
                                for sg, rng in zip(subgoals.subgoals, rngs)]
         self.meta = MetaController(cfg.meta)
+        # count-based exploration over the labeler's atoms (``cfg.label_novelty``, ours; None when off)
+        self.novelty = LabelNovelty(cfg.label_novelty) if cfg.label_novelty else None
         self.env_steps = 0
         self.episodes = 0
         self._failure: UserCodeError | None = None  # what ended the running episode, raised at its end
@@ -79,6 +82,10 @@ class HierarchicalLearner:
             return history_state(history)
         return low_level_state(achieved, s)
 
+    def _novelty(self, g: int, labels: frozenset) -> float:
+        """The exploration bonus of a training step of g's skills that ended in ``labels`` (0 when off)."""
+        return self.novelty.bonus(g, labels) if self.novelty is not None else 0.0
+
     def _actions(self, achieved: list[int]) -> tuple[MetaAction, ...]:
         return tuple((g, z) for g in self.subgoals.next_subgoals(achieved)
                      for z in range(self.skill_sets[g].active))
@@ -91,6 +98,8 @@ class HierarchicalLearner:
                 "meta": self.meta.state_dict(), "env_steps": self.env_steps, "episodes": self.episodes}
         if self.deep is not None:
             data["deep"] = self.deep.state_dict()
+        if self.novelty is not None:
+            data["novelty"] = self.novelty.state_dict()
         return data
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
@@ -108,6 +117,11 @@ class HierarchicalLearner:
         for skills, state in zip(self.skill_sets, data["skill_sets"]):
             _load_skill_set(skills, state)
         self.meta.load_state_dict(data["meta"])
+        if ("novelty" in data) != (self.novelty is not None):
+            raise ValueError(f"label_novelty {'on' if 'novelty' in data else 'off'} in the checkpoint, "
+                             f"{self.cfg.label_novelty} in the config")
+        if self.novelty is not None:
+            self.novelty.load_state_dict(data["novelty"])
         self.env_steps, self.episodes = int(data["env_steps"]), int(data["episodes"])
 
     def skill_counts(self) -> dict[str, int]:
@@ -139,6 +153,7 @@ class HierarchicalLearner:
             s2 = self._sid(obs, learn)
             reached = info["subgoal"] == "reached"
             if learn:
+                reward += self._novelty(g, info["labels"])
                 scored = reached or (terminated and failure_bonus)
                 skill.observe(s, a, s2, reward, terminated, bonus=scored and bonus is not None)
                 if scored:

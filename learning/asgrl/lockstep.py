@@ -164,6 +164,7 @@ class Lockstep:
             ep.steps += 1
             s2 = learner._sid(obs, True)
             reached = info["subgoal"] == "reached"
+            reward += learner._novelty(ep.g, info["labels"])
             scored = reached or (terminated and failure_bonus)
             skill = skills.skills[ep.z]
             skill.use_segment(ep.segment)
