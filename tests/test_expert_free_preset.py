@@ -150,13 +150,13 @@ def test_no_shipped_file_stands_in_for_a_stage_of_the_learned_preset(args, expec
 
 # ------------------------------------------------ the committed expert-free pipeline (Table 2 row)
 EXPERT_FREE = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "fetch_programs" / "expert_free"
-ROW = EXPERT_FREE / "table2-f" / "non-atomic-replan-learned.json"  # the README's row
+ROW = EXPERT_FREE / "table2-h" / "non-atomic-replan-learned.json"  # the README's row
 
 
 def committed_stage_files():
     """The row's goal policy, meta-controller and behaviour model."""
-    return (EXPERT_FREE / "goal-policy-f" / "policy.npz", EXPERT_FREE / "meta-controller-f",
-            EXPERT_FREE / "behaviour-model-f" / "behaviour_model.npz")
+    return (EXPERT_FREE / "goal-policy-h" / "policy.npz", EXPERT_FREE / "meta-controller-h",
+            EXPERT_FREE / "behaviour-model-h" / "behaviour_model.npz")
 
 
 def test_the_committed_stages_were_trained_with_no_expert():
@@ -183,12 +183,12 @@ def test_the_committed_stages_were_trained_with_no_expert():
 
 
 def test_the_continued_goal_policies_descend_from_the_rows_one():
-    """goal-policy-d, -e and -f continue the row's goal policy carry by carry (the SHA-256 each config
+    """goal-policy-d to -h continue the first row's goal policy carry by carry (the SHA-256 each config
     records is the committed carry file before it), with no demonstrations and no DAgger; what each
     changed is a curriculum field of ours, named in ``carried_from.changed``."""
     from asg.learning import checkpoint
 
-    chain = ("goal-policy-c", "goal-policy-d", "goal-policy-e", "goal-policy-f")
+    chain = ("goal-policy-c", "goal-policy-d", "goal-policy-e", "goal-policy-f", "goal-policy-g", "goal-policy-h")
     for before, stage in zip(chain, chain[1:]):
         saved = json.loads((EXPERT_FREE / stage / "config.json").read_text())
         config, carried = saved["config"], saved["carried_from"]
@@ -196,7 +196,7 @@ def test_the_continued_goal_policies_descend_from_the_rows_one():
         assert carried["sha256"] == checkpoint.sha256_file(EXPERT_FREE / before / "carry.npz"), stage
         assert {key.split(".")[1] for key in carried["changed"]} <= {
             "chained_starts", "chained_handoff", "release_height", "epochs_phase2"}, stage
-    final = json.loads((EXPERT_FREE / "goal-policy-f" / "config.json").read_text())["config"]["schedule"]
+    final = json.loads((EXPERT_FREE / "goal-policy-h" / "config.json").read_text())["config"]["schedule"]
     assert (final["chained_handoff"], final["release_height"]) == (0.5, 0.05)
 
 
