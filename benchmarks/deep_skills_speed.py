@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         envs, threads, given = numbers(args.envs), numbers(args.threads), numbers(args.train_every)
     except ValueError:
-        given, envs = [], []
+        envs = threads = given = []
     if not envs or not threads or min(envs + threads + given) < 1:
         parser.error("--envs, --threads and --train-every take positive integers, comma-separated")
     every: list[int | None] = list(given) or [None]
