@@ -12,7 +12,8 @@ from asg.envs.fetch.expert import expert_actions
 from asg.envs.fetch.initial_states import GRIPPER_CLEARANCE, TABLE, TRAINING, InitialStateConfig, sample_layout
 from asg.envs.fetch.layout import BLOCK_HALF, BLOCK_SIZE, GRIP_POS, REST_Z, ZONES, block_positions
 from asg.learning.errors import ConfigError
-from asg.learning.goal_policy.config import ScheduleConfig, fast, paper
+from asg.learning.goal_policy.carry import CURRICULUM_FIELDS
+from asg.learning.goal_policy.config import ScheduleConfig, fast, paper, preset
 from asg.learning.goal_policy.evaluate import evaluate_atomic
 from asg.learning.goal_policy.normalizer import NormStats
 from asg.learning.goal_policy.rollout import PolicySnapshot
@@ -152,3 +153,31 @@ def test_handoff_share_is_a_schedule_field_off_in_every_preset():
         ScheduleConfig(chained_handoff=1.5)
     assert fast().schedule.chained_handoff == 0.0 and paper().schedule.chained_handoff == 0.0
 
+
+
+def test_placing_starts_hold_the_programs_block_above_its_target():
+    """chain_place: the program's own block in the closed fingers, 2.5-5 cm above its target (a
+    reverse curriculum), and the program still applicable there."""
+    env = FetchBlocksEnv(initial_state="placing", max_steps=None)
+    for program in ("Stack_1_0", "Move_To_Zone_3_BLUE"):
+        block = goal_setter.acting_block(program)
+        for seed in range(4):
+            obs, info = env.reset(seed=seed, options={"program": program})
+            assert info["applicable"], (program, seed)
+            assert f"(holding b{block})" in {str(a) for a in env.atoms()}, (program, seed)
+            above = block_positions(obs["observation"])[block] - obs["desired_goal"].reshape(4, 3)[block]
+            assert 0.02 <= above[2] <= 0.055 and np.max(np.abs(above[:2])) <= 0.015, (program, seed, above)
+    result = evaluate_atomic(_expert(), episodes=2, programs=["Stack_1_0"], starts="placing")
+    assert result["mean_post_success"] == 1.0  # a fair start: the expert sets the block down from it
+
+
+def test_placing_share_is_a_schedule_field_off_in_every_preset_that_a_carry_may_change():
+    assert training_starts(0.3, 0.5, 0.4).chain_place == 0.4 and training_starts(0.3).chain_place == 0.0
+    with pytest.raises(ValueError, match="chain_place"):
+        InitialStateConfig(chain_place=-0.1)
+    with pytest.raises(ValueError, match="place_height"):
+        InitialStateConfig(place_height=(0.05, 0.01))
+    with pytest.raises(ConfigError, match="chained_place"):
+        ScheduleConfig(chained_place=1.5)
+    assert all(preset(name).schedule.chained_place == 0.0 for name in ("paper", "fast", "learned"))
+    assert "chained_place" in CURRICULUM_FIELDS

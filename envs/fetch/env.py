@@ -23,7 +23,8 @@ from asg.envs.fetch.layout import EPSILON, GOAL_DIM, N_BLOCKS, OBS_DIM
 from asg.envs.fetch.simulation import Simulation  # MuJoCo loads when one is built
 
 INITIAL_STATES = {"training": TRAINING, "table": TABLE, "chained": replace(TABLE, p_chained=1.0),
-                  "handoff": replace(TABLE, p_chained=1.0, chain_handoff=1.0)}
+                  "handoff": replace(TABLE, p_chained=1.0, chain_handoff=1.0),
+                  "placing": replace(TABLE, p_chained=1.0, chain_place=1.0)}
 ARM_SETTLE_STEPS = 3    # env steps for the arm to reach a random start (about 4 mm left)
 BLOCK_SETTLE_STEPS = 2  # env steps for placed blocks and a grasp to come to rest
 MAX_RESAMPLES = 200
@@ -248,6 +249,12 @@ class FetchBlocksEnv(gym.Env):
         calls = (goal_setter.setting_calls(program, rng) if program is not None else
                  goal_setter.random_calls(layout.blocks, int(rng.integers(1, config.max_chain + 1)), rng))
         blocks = goal_setter.chain(layout.blocks, calls, rng, config.chain_jitter)
+        if program is not None and config.chain_place > 0.0 and rng.uniform() < config.chain_place:
+            target = goal_setter.goal_positions(blocks, program)[focus]  # the program's block held above it
+            grip = target + np.array([*rng.uniform(-config.chain_jitter, config.chain_jitter, 2),
+                                      rng.uniform(*config.place_height)])
+            blocks[focus] = grip
+            return Layout(grip, blocks, focus)
         if calls and config.chain_handoff > 0.0 and rng.uniform() < config.chain_handoff:
             last = goal_setter.acting_block(calls[-1])  # the previous program ends holding its block
             return Layout(blocks[last].copy(), blocks, last)

@@ -31,10 +31,10 @@ CARRY_FILE, CARRY_KIND = "carry.npz", "goal-policy-carry"
 CARRIED = ("version", "config", "seed", "agent", "rng", "progress")  # what a carry file keeps of a checkpoint
 # fields a carried run may change: how long it trains, and speed only
 SPEED_FIELDS = ("threads", "torch_threads", "checkpoint_every")
-# what a continued run may change of its curriculum: the start distribution (chained starts, hand-offs) and
-# the release the reward asks for, all ours (the run's config.json then holds the new values,
-# ``carried_from`` in its checkpoint the change); docs/fetch_programs_switches.md
-CURRICULUM_FIELDS = ("chained_starts", "chained_handoff", "release_height")
+# what a continued run may change of its curriculum: the start distribution (chained starts, hand-offs,
+# placing starts) and the release the reward asks for, all ours (the run's config.json then holds the
+# new values, ``carried_from`` in its checkpoint the change); docs/fetch_programs_switches.md
+CURRICULUM_FIELDS = ("chained_starts", "chained_handoff", "chained_place", "release_height")
 
 
 def carry_tree(state: dict[str, Any]) -> dict[str, Any]:

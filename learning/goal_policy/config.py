@@ -178,6 +178,9 @@ class ScheduleConfig:
     #   onto a tower, a Move into a half-full zone (``initial_states.py``; ours, not annealed)
     chained_handoff: float = 0.0  # share of chained starts with the last placed block still in the closed
     #   fingers, where a learned program leaves it (``initial_states.py``, "Hand-offs"; ours)
+    chained_place: float = 0.0  # share of chained starts (with a program) with its block held in the closed
+    #   fingers 2.5-5 cm above its target: a reverse curriculum (Florensa et al. 2017; ``initial_states.py``,
+    #   "Placing starts"; ours)
     release_height: float | None = None  # reward of a goal that sets the moved block at rest also needs the
     #   gripper this far (m) above the block, or beside it: let go, as the next program needs (ours; None = off)
     goal_z_tolerance: float | None = None  # reward: each block also within this height of its target
@@ -206,6 +209,7 @@ class ScheduleConfig:
         c.integer("anneal_epochs", ge=1, optional=True)
         c.number("chained_starts", ge=0.0, le=1.0)
         c.number("chained_handoff", ge=0.0, le=1.0)
+        c.number("chained_place", ge=0.0, le=1.0)
         c.number("goal_z_tolerance", gt=0.0, optional=True)
         c.number("release_height", gt=0.0, optional=True)
         c.names("programs")

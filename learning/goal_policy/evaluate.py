@@ -98,7 +98,7 @@ def program_success(worker: RolloutWorker, policy: PolicySnapshot, programs: Seq
     return out
 
 
-STARTS = ("table", "chained", "handoff")
+STARTS = ("table", "chained", "handoff", "placing")
 
 
 def evaluate_atomic(policy_path: str | Path | PolicySnapshot, episodes: int = 100, seed: int = 0,
@@ -112,7 +112,8 @@ def evaluate_atomic(policy_path: str | Path | PolicySnapshot, episodes: int = 10
     ``starts``: every block on the table (the paper's evaluation), or ``chained``: set up as
     inside a non-atomic program (a Stack onto a tower, a Move into a half-full zone), or
     ``handoff``: chained, with the block the last call placed still in the closed fingers, where a
-    learned program leaves it (``initial_states.py``).
+    learned program leaves it, or ``placing``: chained, with the program's own block held in the
+    closed fingers 2.5-5 cm above its target (``initial_states.py``).
     ``z_tolerance``: the same episodes also scored with the goal test that wants each block within
     that height of its target (the height tolerance of ``fast``/``learned``): ``tolerant_success``,
     ``tolerant_families``, ``mean_tolerant_success``.

@@ -80,12 +80,13 @@ class Progress:
     refilled: int = 0  # episodes collected to refill the replay buffer after carried resumes (``carry.py``)
 
 
-def training_starts(chained: float, handoff: float = 0.0) -> Any:
-    """D.1's training distribution, with a share ``chained`` of chained starts, ``handoff`` of them
-    with the last placed block still held."""
+def training_starts(chained: float, handoff: float = 0.0, place: float = 0.0) -> Any:
+    """D.1's training distribution, with a share ``chained`` of chained starts, ``place`` of them
+    with the program's block held above its target, ``handoff`` of the rest with the last placed
+    block still held."""
     if chained == 0.0:
         return "training"
-    return replace(TRAINING, p_chained=chained, chain_handoff=handoff)
+    return replace(TRAINING, p_chained=chained, chain_handoff=handoff, chain_place=place)
 
 
 class GoalPolicyTrainer:
@@ -95,7 +96,8 @@ class GoalPolicyTrainer:
                  workers: int = 1, ray_address: str | None = None) -> None:
         sch = config.schedule
         self.config, self.seed = config, seed
-        self.task = task if task is not None else FetchTask(training_starts(sch.chained_starts, sch.chained_handoff),
+        self.task = task if task is not None else FetchTask(training_starts(sch.chained_starts, sch.chained_handoff,
+                                                                             sch.chained_place),
                                                              sch.horizon,
                                                              z_tolerance=sch.goal_z_tolerance,
                                                              release_height=sch.release_height)
