@@ -19,6 +19,11 @@ scratch, seed ``--seed``:
 * PPO (stable-baselines3) with own_worlds' settings (``PPO_SETTINGS``: 16 envs, its default MLP
   on the flattened egocentric view, ``own_worlds.view_env``), with torch on each T.
 
+Each ASGRL row also splits its time (``seconds_in``): the learner's updates (``DeepQ.learn_steps``:
+replay sampling, the batch's tensors, the gradient step), the env steps as the skills see them
+(``SubgoalWrapper.step``: the env, the labeler, the subgoal test) and the rest (acting, buffers,
+the episode logic, evaluation), measured by wrapping the two methods with a clock for the run.
+
 A run's time is the wall time from building its envs to the end of training; for ASGRL that
 includes its evaluations, kept to the least (one episode at 0 steps, one greedy and one ε = 0.05
 episode at the end). PPO trains in whole rollouts (16 x 128 = 2,048 env steps), so its count is
@@ -31,10 +36,14 @@ Writes ``benchmarks/results/deep_skills_speed.json`` (command, commit, budget, s
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
+import itertools
 import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +51,9 @@ from grid_speed import busy
 from own_worlds import PPO_SETTINGS, WORLDS, view_env
 from provenance import command_line, write_result
 
+from asg.learning.asgrl.deep_skills import DeepQ
 from asg.learning.asgrl.grid import grid_config
+from asg.learning.asgrl.subgoals import SubgoalWrapper
 from asg.learning.asgrl.trainer import own_world, train
 from asg.learning.registry import bind_domain
 from asg.learning.torch_state import torch_threads
@@ -52,9 +63,10 @@ RESULTS = ROOT / "benchmarks" / "results" / "deep_skills_speed.json"
 
 
 def asgrl_row(world: str, seed: int, steps: int, n_envs: int, threads: int,
-              train_every: int | None = None) -> dict[str, Any]:
-    """Train ASGRL's deep skills for ``steps`` env steps with ``n_envs`` envs, ``threads`` torch threads
-    and a gradient step every ``train_every`` env steps (None: the config's)."""
+              train_every: int | None = None, update_thread: bool = False) -> dict[str, Any]:
+    """Train ASGRL's deep skills for ``steps`` env steps with ``n_envs`` envs, ``threads`` torch threads,
+    a gradient step every ``train_every`` env steps (None: the config's) and, with ``update_thread``,
+    each step in a thread beside the next tick's env steps."""
     env_id, folder, labeler, model = WORLDS[world]
     domain, parts = own_world(env_id, labeler, model, skills="deep", folder=ROOT / "examples" / folder)
     binding = bind_domain(domain, parts["model"])
@@ -62,16 +74,40 @@ def asgrl_row(world: str, seed: int, steps: int, n_envs: int, threads: int,
                  "curve_eval": "epsilon", "learner": {"deep": {"n_envs": n_envs, "torch_threads": threads}}}
     if train_every is not None:
         overrides["learner"]["deep"]["train_every"] = train_every
+    overrides["learner"]["deep"]["update_thread"] = update_thread
     cfg = grid_config(binding, "asgrl", seed, steps, overrides, parts["model"], plugin=True, skills="deep")
     deep = cfg.learner.deep
+    clocks = {"updates": 0.0, "env_steps": 0.0}
     start = time.perf_counter()
-    result = train(cfg, binding)
+    with clocked(DeepQ, "learn_steps", clocks, "updates"), clocked(SubgoalWrapper, "step", clocks, "env_steps"):
+        result = train(cfg, binding)
     wall = time.perf_counter() - start
+    seconds_in = {**{k: round(v, 2) for k, v in clocks.items()}, "rest": round(wall - sum(clocks.values()), 2)}
     return {"method": "asgrl", "n_envs": n_envs, "torch_threads": threads, "train_every": deep.train_every,
+            "update_thread": deep.update_thread,
             "samples_per_env_step": (deep.batch_size + deep.sil_batch_size) / deep.train_every,
-            "env_steps": result.env_steps,
-            "episodes": result.episodes, "wall_seconds": round(wall, 2),
-            "steps_per_second": round(result.env_steps / wall, 1)}
+            "env_steps": result.env_steps, "episodes": result.episodes, "wall_seconds": round(wall, 2),
+            "steps_per_second": round(result.env_steps / wall, 1), "seconds_in": seconds_in}
+
+
+@contextlib.contextmanager
+def clocked(cls: type, name: str, clocks: dict[str, float], key: str) -> Iterator[None]:
+    """``cls.name`` adds its wall time to ``clocks[key]`` inside the block (the method is restored after)."""
+    method = getattr(cls, name)
+
+    @functools.wraps(method)
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            clocks[key] += time.perf_counter() - start
+
+    setattr(cls, name, timed)
+    try:
+        yield
+    finally:
+        setattr(cls, name, method)
 
 
 def ppo_row(world: str, seed: int, steps: int, threads: int) -> dict[str, Any]:
@@ -106,15 +142,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", default="1", help="torch threads, comma-separated (ASGRL N > 1 and PPO)")
     parser.add_argument("--train-every", default="",
                         help="ASGRL's deep.train_every values, comma-separated (default: the config's)")
+    parser.add_argument("--update-thread", default="0",
+                        help="ASGRL's deep.update_thread values, comma-separated 0 (off) and 1 (on)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     try:
         envs, threads, given = numbers(args.envs), numbers(args.threads), numbers(args.train_every)
+        overlap = numbers(args.update_thread)
     except ValueError:
-        envs = threads = given = []
+        envs = threads = given = overlap = []
     if not envs or not threads or min(envs + threads + given) < 1:
         parser.error("--envs, --threads and --train-every take positive integers, comma-separated")
+    if not overlap or not set(overlap) <= {0, 1}:
+        parser.error("--update-thread takes 0 and 1, comma-separated")
     every: list[int | None] = list(given) or [None]
     found, load = {"before": busy()}, {"before": os.getloadavg()}
     rows = []
@@ -123,11 +164,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ppo, {t} thread(s): {rows[-1]['steps_per_second']:.0f} env steps/s", file=sys.stderr, flush=True)
     for n in envs:
         for t in threads if n > 1 else threads[:1]:
-            for k in every:
-                rows.append(asgrl_row(args.world, args.seed, args.steps, n, t if n > 1 else 1, k))
+            for k, u in itertools.product(every, overlap):
+                rows.append(asgrl_row(args.world, args.seed, args.steps, n, t if n > 1 else 1, k, bool(u)))
                 print(f"asgrl, {n} env(s), {rows[-1]['torch_threads']} thread(s), train_every "
-                      f"{rows[-1]['train_every']}: {rows[-1]['steps_per_second']:.0f} env steps/s",
-                      file=sys.stderr, flush=True)
+                      f"{rows[-1]['train_every']}, update thread {u}: {rows[-1]['steps_per_second']:.0f} env "
+                      f"steps/s; seconds in {rows[-1]['seconds_in']}", file=sys.stderr, flush=True)
     found["after"], load["after"] = busy(), os.getloadavg()
     ppo = {row["torch_threads"]: row["steps_per_second"] for row in rows if row["method"] == "ppo"}
     for row in rows:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import shutil
 
+import numpy as np
 import pytest
 from toy_domains import KEYDOOR_LABELS, KEYDOOR_PDDL, KeyDoorCorridor
 
@@ -191,3 +192,46 @@ def test_n_envs_above_1_needs_deep_skills(binding):
         merge_overrides(make_config("keydoor-lockstep", "asgrl"), {"learner": {"deep": {"n_envs": 4}}})
     with pytest.raises(ConfigError, match=r"config\.learner\.deep\.n_envs"):
         config(0, 100)
+
+
+# ----------------------------------------------------------------------------- the update thread
+def test_the_update_thread_makes_the_same_gradient_steps_and_acts_one_update_behind(binding):
+    """``deep.update_thread``: fed the same transitions and generator, the network takes the very
+    steps it takes without the thread (the batch is drawn before the step leaves), and acting reads
+    the weights from before the step in flight until ``sync``."""
+    plain = merge_overrides(config(4, 1000, seed=0), {"learner": {"deep": {"learning_starts": 20}}})
+    threaded = merge_overrides(plain, {"learner": {"deep": {"update_thread": True}}})
+    subgoals = make_subgoals(plain, binding.task)
+    a, b = build_learner(plain, subgoals, 4).deep, build_learner(threaded, subgoals, 4).deep
+    rng = np.random.default_rng(0)
+    states = rng.integers(0, 2, size=(200, 3)).astype("uint8")
+    for deep in (a, b):
+        for i in range(199):
+            deep.ensure(3)
+            deep.replay.add(states[i], i % 3, float(i % 7 == 0), states[i + 1], False, False, i % deep.n_heads)
+    ra, rb = np.random.default_rng(1), np.random.default_rng(1)
+    heads = np.zeros(4, dtype=int)
+    with torch_threads(1):
+        seen = [a.q_batch(states[:4], heads)]  # what acting reads without the thread, update by update
+        for _ in range(30):
+            a.learn_steps(4, ra)
+            seen.append(a.q_batch(states[:4], heads))
+            b.learn_steps(4, rb)
+            assert (b.q_batch(states[:4], heads) == seen[-2]).all()  # one update behind: the step is in flight
+        b.sync()
+    assert not (seen[-1] == seen[-2]).all()  # the weights did move
+    assert a.updates == b.updates > 0 and a.last_loss == b.last_loss
+    for name, value in a.net.state_dict().items():
+        assert torch.equal(value, b.net.state_dict()[name]), name
+    assert (a.q_batch(states[:4], heads) == b.q_batch(states[:4], heads)).all()
+
+
+def test_the_update_thread_learns_reproducibly_and_resumes(binding, tmp_path):
+    cfg = merge_overrides(config(4, 4000, seed=0), {"learner": {"deep": {"update_thread": True}}})
+    first = train(cfg, binding, run_dir=RunDir.create(tmp_path / "a", cfg))
+    second = train(cfg, binding, run_dir=RunDir.create(tmp_path / "b", cfg))
+    assert same(first) == same(second) and metrics(tmp_path / "a") == metrics(tmp_path / "b")
+    assert first.greedy_success_rate >= 0.8 and first.epsilon_success_rate >= 0.6, first.to_json()
+    assert make_config("keydoor-lockstep", "asgrl").learner.deep.update_thread is False
+    with pytest.raises(ConfigError, match="update_thread"):
+        merge_overrides(cfg, {"learner": {"deep": {"update_thread": "yes"}}})

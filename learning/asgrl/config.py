@@ -279,6 +279,10 @@ class DeepQConfig:
     # torch's intra-op threads for the gradient steps with n_envs > 1 (ours; the serial loop runs on
     # one thread): a step over n_envs / train_every batches is big enough for several cores to share.
     torch_threads: int = 1
+    # the gradient step runs in a thread of its own beside the next tick's env steps (ours: speed on
+    # a second core; torch and numpy's matrix products release the GIL). The step and its batch are
+    # the ones without it; the skills act on the weights from one update before (``DeepQ.sync``).
+    update_thread: bool = False
 
     def __post_init__(self) -> None:
         c = Checker(self, "deep")
@@ -302,6 +306,7 @@ class DeepQConfig:
         c.integer("epsilon_anneal_steps", ge=0)
         c.integer("n_envs", ge=1, le=256)
         c.integer("torch_threads", ge=1, le=256)
+        c.flag("update_thread")
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -265,6 +266,8 @@ class DeepQ:
         self.steps = 0
         self.last_loss = 0.0
         self._views: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pool: ThreadPoolExecutor | None = None  # ``update_thread``: the one thread of the steps
+        self._pending: Future[float] | None = None  # the gradient step in flight there
 
     def ensure(self, n_in: int) -> None:
         """Build the networks (seeded) and buffers for images of ``n_in`` pooled values."""
@@ -283,19 +286,45 @@ class DeepQ:
         self.replay = ImageReplay(self.cfg.replay_capacity, n_in)
         self.sil = ImageReplay(self.cfg.sil_capacity, n_in)
         self.n_in = n_in
-        self._views = self.net.numpy_views()
+        self._views = self._acting_views()
+
+    def _acting_views(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The weights acting reads: the parameters' own memory, or with ``update_thread`` a copy
+        that the step in flight does not write (refreshed by ``sync``)."""
+        assert self.net is not None
+        views = self.net.numpy_views()
+        return [(w.copy(), b.copy()) for w, b in views] if self.cfg.update_thread else views
+
+    def sync(self) -> None:
+        """Wait for the gradient step in flight (``update_thread``), then act on its weights."""
+        if self._pending is None:
+            return
+        pending, self._pending = self._pending, None
+        self.last_loss = pending.result()  # an error in the step surfaces here
+        self._refresh_views()
+
+    def _refresh_views(self) -> None:
+        if self.cfg.update_thread and self.net is not None:
+            for (w, b), (w_new, b_new) in zip(self._views, self.net.numpy_views()):
+                np.copyto(w, w_new)
+                np.copyto(b, b_new)
 
     def q_values(self, s: np.ndarray, head: int) -> np.ndarray:
-        """Q(s, ·) of one skill; s (n_in,) uint8 -> (n_actions,)."""
+        """Q(s, ·) of one skill on the latest weights; s (n_in,) uint8 -> (n_actions,)."""
+        self.sync()
+        return self._q_row(s, head)
+
+    def _q_row(self, s: np.ndarray, head: int) -> np.ndarray:
         self.ensure(len(s))
         return numpy_q(self._views, network_input(s[None], self.one_hot)[0], head, self.n_actions)
 
     def q_batch(self, states: np.ndarray, heads: np.ndarray) -> np.ndarray:
         """Q(s, ·) of each row's skill in one pass (the heads share the torso, so rows of any skills
         go together); states (m, n_in) uint8, heads (m,) -> (m, n_actions). One row is
-        ``q_values``' numpy call, so a lockstep of one env acts as the serial loop does."""
+        ``q_values``' numpy call, so a lockstep of one env acts as the serial loop does. With
+        ``update_thread`` these are the weights before the step in flight (the lockstep's acting)."""
         if len(states) == 1:
-            return self.q_values(states[0], int(heads[0]))[None]
+            return self._q_row(states[0], int(heads[0]))[None]
         self.ensure(states.shape[1])
         x = network_input(states, self.one_hot)  # (m, d)
         for w, b in self._views[:-1]:
@@ -313,7 +342,9 @@ class DeepQ:
         (one every ``train_every`` steps, each on a replay batch plus a SIL batch) as one step on
         that many batches together, so each transition is replayed as often per env step as one
         step at a time; the target network copies after every ``target_update`` of those batches.
-        ``n`` = 1 is the serial loop's per-step update."""
+        ``n`` = 1 is the serial loop's per-step update.
+        With ``update_thread`` the batch is drawn here and the step runs in a thread while the
+        caller goes on; the next call (or ``sync``) waits for it first."""
         cfg = self.cfg
         before, self.steps = self.steps, self.steps + n
         due = self.steps // cfg.train_every - before // cfg.train_every
@@ -325,13 +356,24 @@ class DeepQ:
             extra = self.sil.sample(rng, due * cfg.sil_batch_size)
             batch = {name: np.concatenate([batch[name], extra[name]]) for name in batch}
         t = _tensors(batch, self._bonus(batch), self.one_hot)
-        assert self.net is not None and self.target is not None and self.optimizer is not None
-        self.last_loss = td_update(self.net, self.target, self.optimizer, t, self.gamma, cfg.double_q, cfg.grad_clip,
-                                   cfg.action_gap)
-        copies = (self.updates + due) // cfg.target_update - self.updates // cfg.target_update
+        copy_target = (self.updates + due) // cfg.target_update > self.updates // cfg.target_update
         self.updates += due
-        if copies:
+        self.sync()
+        if not cfg.update_thread:
+            self.last_loss = self._step(t, copy_target)
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="asg-deep-update")
+        self._pending = self._pool.submit(self._step, t, copy_target)
+
+    def _step(self, t: dict[str, torch.Tensor], copy_target: bool) -> float:
+        """One gradient step on the tensors ``t``, then the target copy when due; the loss."""
+        assert self.net is not None and self.target is not None and self.optimizer is not None
+        loss = td_update(self.net, self.target, self.optimizer, t, self.gamma, self.cfg.double_q,
+                         self.cfg.grad_clip, self.cfg.action_gap)
+        if copy_target:
             self.target.load_state_dict(self.net.state_dict())
+        return loss
 
     def _bonus(self, batch: dict[str, np.ndarray]) -> np.ndarray:
         """The replay-time diversity term of each row (0 where not a landmark state)."""
@@ -346,7 +388,8 @@ class DeepQ:
         return extra
 
     def state_dict(self) -> dict[str, Any]:
-        """Weights, optimiser, buffers and counters, as numpy data."""
+        """Weights, optimiser, buffers and counters, as numpy data (after the step in flight)."""
+        self.sync()
         built = self.net is not None
         return {"n_in": self.n_in, "n_heads": self.n_heads, "n_actions": self.n_actions,
                 "net": _to_numpy(self.net.state_dict()) if built else None,
@@ -361,6 +404,7 @@ class DeepQ:
         if int(data["n_heads"]) != self.n_heads or int(data["n_actions"]) != self.n_actions:
             raise ValueError(f"deep skills with {data['n_heads']} heads x {data['n_actions']} actions, expected "
                              f"{self.n_heads} x {self.n_actions}")
+        self.sync()
         if data["n_in"] is not None:
             self.ensure(int(data["n_in"]))
             assert self.net is not None and self.target is not None and self.optimizer is not None
@@ -371,6 +415,7 @@ class DeepQ:
                 self.optimizer.load_state_dict(_to_tensors(data["optimizer"]))
             except (RuntimeError, KeyError, TypeError) as exc:
                 raise ValueError(f"deep skill network does not fit the config: {exc}") from None
+            self._refresh_views()
             self.replay.load_state_dict(data["replay"])
             self.sil.load_state_dict(data["sil"])
         self.updates, self.steps, self.last_loss = int(data["updates"]), int(data["steps"]), float(data["last_loss"])

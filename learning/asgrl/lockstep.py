@@ -326,6 +326,8 @@ def train(loop: Loop) -> None:
                 state.status = Status.INTERRUPTED.value
                 loop.checkpoint()
             raise
+        finally:
+            learner.deep.sync()  # a step in flight (``deep.update_thread``) ends on the run's torch threads
     loop.site.before_episode()  # the final evaluations' failures count their episodes from here
 
 
