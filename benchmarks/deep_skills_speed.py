@@ -16,6 +16,7 @@ scratch, seed ``--seed``:
   (``deep.train_every``: env steps per gradient step of ``deep.batch_size`` + ``deep.sil_batch_size``
   samples; the config's 2 by default). K changes the algorithm, not only its speed: each row
   records the replayed samples per env step it stands for (``samples_per_env_step``);
+  ``--deep`` sets other ``learner.deep`` fields for every ASGRL row (e.g. ``encoding``, ``hidden``);
 * PPO (stable-baselines3) with own_worlds' settings (``PPO_SETTINGS``: 16 envs, its default MLP
   on the flattened egocentric view, ``own_worlds.view_env``), with torch on each T.
 
@@ -63,7 +64,8 @@ RESULTS = ROOT / "benchmarks" / "results" / "deep_skills_speed.json"
 
 
 def asgrl_row(world: str, seed: int, steps: int, n_envs: int, threads: int,
-              train_every: int | None = None, update_thread: bool = False) -> dict[str, Any]:
+              train_every: int | None = None, update_thread: bool = False,
+              deep_fields: dict[str, Any] | None = None) -> dict[str, Any]:
     """Train ASGRL's deep skills for ``steps`` env steps with ``n_envs`` envs, ``threads`` torch threads,
     a gradient step every ``train_every`` env steps (None: the config's) and, with ``update_thread``,
     each step in a thread beside the next tick's env steps."""
@@ -74,7 +76,7 @@ def asgrl_row(world: str, seed: int, steps: int, n_envs: int, threads: int,
                  "curve_eval": "epsilon", "learner": {"deep": {"n_envs": n_envs, "torch_threads": threads}}}
     if train_every is not None:
         overrides["learner"]["deep"]["train_every"] = train_every
-    overrides["learner"]["deep"]["update_thread"] = update_thread
+    overrides["learner"]["deep"].update({**(deep_fields or {}), "update_thread": update_thread})
     cfg = grid_config(binding, "asgrl", seed, steps, overrides, parts["model"], plugin=True, skills="deep")
     deep = cfg.learner.deep
     clocks = {"updates": 0.0, "env_steps": 0.0}
@@ -84,7 +86,7 @@ def asgrl_row(world: str, seed: int, steps: int, n_envs: int, threads: int,
     wall = time.perf_counter() - start
     seconds_in = {**{k: round(v, 2) for k, v in clocks.items()}, "rest": round(wall - sum(clocks.values()), 2)}
     return {"method": "asgrl", "n_envs": n_envs, "torch_threads": threads, "train_every": deep.train_every,
-            "update_thread": deep.update_thread,
+            "update_thread": deep.update_thread, "encoding": deep.encoding, "hidden": list(deep.hidden),
             "samples_per_env_step": (deep.batch_size + deep.sil_batch_size) / deep.train_every,
             "env_steps": result.env_steps, "episodes": result.episodes, "wall_seconds": round(wall, 2),
             "steps_per_second": round(result.env_steps / wall, 1), "seconds_in": seconds_in}
@@ -144,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="ASGRL's deep.train_every values, comma-separated (default: the config's)")
     parser.add_argument("--update-thread", default="0",
                         help="ASGRL's deep.update_thread values, comma-separated 0 (off) and 1 (on)")
+    parser.add_argument("--deep", type=json.loads, default={}, metavar="JSON",
+                        help="ASGRL: other fields of learner.deep, "
+                             "e.g. '{\"encoding\": \"codes\", \"hidden\": [64, 64]}'")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
@@ -156,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--envs, --threads and --train-every take positive integers, comma-separated")
     if not overlap or not set(overlap) <= {0, 1}:
         parser.error("--update-thread takes 0 and 1, comma-separated")
+    if not isinstance(args.deep, dict):
+        parser.error("--deep: expected a JSON object of learner.deep fields")
     every: list[int | None] = list(given) or [None]
     found, load = {"before": busy()}, {"before": os.getloadavg()}
     rows = []
@@ -165,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in envs:
         for t in threads if n > 1 else threads[:1]:
             for k, u in itertools.product(every, overlap):
-                rows.append(asgrl_row(args.world, args.seed, args.steps, n, t if n > 1 else 1, k, bool(u)))
+                rows.append(asgrl_row(args.world, args.seed, args.steps, n, t if n > 1 else 1, k, bool(u), args.deep))
                 print(f"asgrl, {n} env(s), {rows[-1]['torch_threads']} thread(s), train_every "
                       f"{rows[-1]['train_every']}, update thread {u}: {rows[-1]['steps_per_second']:.0f} env "
                       f"steps/s; seconds in {rows[-1]['seconds_in']}", file=sys.stderr, flush=True)

@@ -33,8 +33,9 @@ the end both are scored on 100 fresh layouts (``--final-episodes``) under both p
 (an ASGRL run's own folder, as ``asg train`` writes it, is ``seed<N>/`` beside it, and
 ``seed<N>.config.json`` its evaluation schedule as an ``asg train --config`` file); a run with
 figures is not trained again, an interrupted ASGRL run resumes from its checkpoint, so the command
-continues where it stopped. ``--reduce-only`` writes ``own_worlds.json`` and
-``own_worlds.md`` into ``--results`` (default benchmarks/results/own_worlds/).
+continues where it stopped. At the end (or alone, ``--reduce-only``) it writes ``own_worlds.json`` and
+``own_worlds.md`` into ``--results``: by default benchmarks/results/own_worlds/ when ``--out`` is the
+default runs/own_worlds, else the ``--out`` folder itself (a trial run leaves the committed table alone).
 """
 from __future__ import annotations
 
@@ -94,13 +95,17 @@ COMMANDS = (  # what made benchmarks/results/own_worlds/ (each resumes where it 
 
 # ---------------------------------------------------------------------------------------- ASGRL
 def asgrl_cells(worlds: list[str], seeds: range, steps: int, eval_every: int, eval_episodes: int,
-                out: Path, n_envs: int = 1) -> list[Cell]:
+                out: Path, n_envs: int = 1, deep: dict[str, Any] | None = None) -> list[Cell]:
     """The ASGRL cells without figures yet, seeds outer: the run ``asg train --env ID --labeler
     labels:NAME --model FILE --skills deep --steps S --eval-episodes E --config seed<N>.config.json``
-    makes in ``examples/<world>/`` (the world registered here from that folder)."""
+    makes in ``examples/<world>/`` (the world registered here from that folder). ``deep``: fields of
+    ``learner.deep`` to set as well (``--deep``)."""
     schedule: dict[str, Any] = {"eval_interval": eval_every, "curve_eval": "epsilon"}  # ε-greedy curve points (Sec. 5)
+    fields = dict(deep or {})
     if n_envs > 1:  # deep.n_envs: skill episodes in lock-step (learning/asgrl/lockstep.py); 1 is the serial loop
-        schedule["learner"] = {"deep": {"n_envs": n_envs}}
+        fields["n_envs"] = n_envs
+    if fields:
+        schedule["learner"] = {"deep": fields}
     owned = {}
     for world in worlds:
         env_id, folder, labeler, model = WORLDS[world]
@@ -273,9 +278,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-every", type=int, default=25_000)
     parser.add_argument("--n-envs", type=int, default=1,
                         help="ASGRL's deep.n_envs: envs whose skill episodes run in lock-step (1: the serial loop)")
+    parser.add_argument("--deep", type=json.loads, default={}, metavar="JSON",
+                        help="ASGRL: fields of learner.deep, e.g. '{\"encoding\": \"codes\", \"hidden\": [64, 64]}'")
     parser.add_argument("--eval-episodes", type=int, default=20)
     parser.add_argument("--out", type=Path, default=Path("runs/own_worlds"))
-    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--results", type=Path, default=None,
+                        help="where own_worlds.json and .md go (default: benchmarks/results/own_worlds/ for the "
+                             "default --out, else the --out folder, so a trial run never replaces the committed table)")
     parser.add_argument("--final-episodes", type=int, default=FINAL_EPISODES, help="fresh layouts of the final score")
     parser.add_argument("--reduce-only", action="store_true")
     parser.add_argument("--trained-by", action="append", default=[], metavar="COMMAND",
@@ -289,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         unknown = [item for item in name if item not in known]
         if unknown:
             parser.error(f"{option}: unknown {unknown[0]!r}; choose from {', '.join(known)}")
+    if not isinstance(args.deep, dict):
+        parser.error("--deep: expected a JSON object of learner.deep fields")
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     out = args.out.resolve()
     if not args.reduce_only and "asgrl" in methods:
@@ -301,7 +312,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{figures['steps_to_0.9']}, {figures['wall_seconds']:.0f} s", file=sys.stderr, flush=True)
 
         _, interrupted = run_benchmark_grid(
-            asgrl_cells(worlds, seeds, args.steps, args.eval_every, args.eval_episodes, out, args.n_envs), out,
+            asgrl_cells(worlds, seeds, args.steps, args.eval_every, args.eval_episodes, out, args.n_envs,
+                        args.deep), out,
             where, done)
         if interrupted:
             return 130
@@ -320,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
             run_jobs(work, progress=stages, on_done=ppo_done, **where)
         finally:
             stages.close()
+    if args.results is None:
+        args.results = RESULTS if args.out == Path("runs/own_worlds") else args.out
     payload = reduce_runs(args.out, args.results, command_line(__file__, argv), tuple(args.trained_by) or COMMANDS)
     print(json.dumps(payload["rows"], indent=2))
     return 0

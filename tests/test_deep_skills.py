@@ -269,6 +269,19 @@ def test_categorical_input_is_one_hot_per_channel_and_numpy_acting_matches_the_n
         assert np.allclose(numpy_q(net.numpy_views(), x[row], head, 5), out[row], atol=1e-5)
 
 
+def test_codes_input_is_one_scaled_value_per_position_and_learns_with_acting_matching_the_network():
+    scaled = deep_skills.ScaledCodes((4, 2), 3)  # positions of 4, 2 and 4 codes
+    codes = np.array([[0, 1, 3], [3, 0, 2]], np.uint8)
+    x = deep_skills.network_input(codes, scaled)
+    assert scaled.width == 3 and x.dtype == np.float32
+    assert np.allclose(x, [[0.0, 0.5, 0.75], [0.75, 0.0, 0.5]])
+    deep = deep_skills.DeepQ(DeepQConfig(encoding="codes", categories=(4, 2), hidden=(8,)), 0.9, 2, 3, seed=0)
+    deep.ensure(3)
+    assert isinstance(deep.one_hot, deep_skills.ScaledCodes) and deep.net.torso[0].in_features == 3
+    out = deep.net(torch.from_numpy(x), torch.tensor([1, 0])).detach().numpy()
+    assert np.allclose(deep.q_batch(codes, np.array([1, 0])), out, atol=1e-5)
+
+
 def test_categorical_encoding_keeps_the_codes_and_refuses_values_out_of_range():
     cfg = DeepQConfig(encoding="categorical", categories=(11, 6, 3))
     rng = np.random.default_rng(0)

@@ -4,7 +4,8 @@
 skill by a head of one shared network, for observations that never repeat: Pixel-Mario's camera
 render (``encoding = "pixels"``: average-pooled, standardised images) or a world whose layout is
 drawn anew every episode, read through MiniGrid's egocentric view (``encoding = "categorical"``:
-the (object, colour, state) code of every cell, one-hot, ``OneHot``). Everything else is the
+the (object, colour, state) code of every cell, one-hot, ``OneHot``; or ``encoding = "codes"``:
+each code scaled by its count, ``ScaledCodes``). Everything else is the
 tabular skills': the subgoal MDP of ``SubgoalWrapper`` (R_L = 1 and termination at the landmark,
 failure on an out-of-turn subgoal or an env stop, bootstrap on the 700-step timeout), the
 diversity reward α·clip(log p(z|s)) recomputed at replay time (§1.6) with p(z|s) counted over
@@ -79,6 +80,18 @@ def encode(obs: Any, cfg: DeepQConfig) -> np.ndarray:
         raise ValueError(f"observation value {codes[i]} at position {i} is not a code below {counts[i]} "
                          f"(deep.categories {list(cfg.categories)})")
     return codes.astype(np.uint8)
+
+
+class ScaledCodes:
+    """(m, n) category codes -> (m, n) float32, each code divided by its position's count (``encoding
+    = "codes"``: one input per position, in [0, 1))."""
+
+    def __init__(self, categories: Sequence[int], n: int) -> None:
+        self.scale = (1.0 / code_counts(tuple(categories), n)).astype(np.float32)
+        self.width = n
+
+    def __call__(self, codes: np.ndarray) -> np.ndarray:
+        return np.asarray(codes).reshape(len(codes), -1).astype(np.float32) * self.scale
 
 
 class OneHot:
@@ -160,14 +173,14 @@ class ImageReplay(RingBuffer):
 
 
 # ---------------------------------------------------------------------------------- update step
-def network_input(stored: np.ndarray, one_hot: OneHot | None) -> np.ndarray:
+def network_input(stored: np.ndarray, one_hot: OneHot | ScaledCodes | None) -> np.ndarray:
     """Stored observations (m, n_in) uint8 -> the network's (m, d) float32 input: ``one_hot`` codes
     (a linear layer on them is one learned vector per position and value), else standardised images."""
     return one_hot(stored) if one_hot is not None else standardize(stored)
 
 
 def _tensors(batch: dict[str, np.ndarray], extra_reward: np.ndarray,
-             one_hot: OneHot | None) -> dict[str, torch.Tensor]:
+             one_hot: OneHot | ScaledCodes | None) -> dict[str, torch.Tensor]:
     n = len(batch["a"])
     both = torch.from_numpy(network_input(np.concatenate([batch["s"], batch["s2"]]), one_hot))  # (2n, d): s, then s2
     return {"s": both[:n], "s2": both[n:], "both": both,
@@ -255,7 +268,7 @@ class DeepQ:
         self.cfg, self.gamma = cfg, gamma
         self.n_heads, self.n_actions, self.seed = n_heads, n_actions, seed
         self.n_in: int | None = None  # set by the first image (``ensure``)
-        self.one_hot: OneHot | None = None  # categorical encoding: set with ``n_in`` (``ensure``)
+        self.one_hot: OneHot | ScaledCodes | None = None  # the codes' features: set with ``n_in`` (``ensure``)
         self.net: QNetwork | None = None
         self.target: QNetwork | None = None
         self.optimizer: torch.optim.Optimizer | None = None
@@ -279,6 +292,8 @@ class DeepQ:
             torch.manual_seed(self.seed)
             if self.cfg.encoding == "categorical":
                 self.one_hot = OneHot(self.cfg.categories, n_in)
+            elif self.cfg.encoding == "codes":
+                self.one_hot = ScaledCodes(self.cfg.categories, n_in)
             width = self.one_hot.width if self.one_hot is not None else n_in
             self.net = QNetwork(width, self.cfg.hidden, self.n_heads, self.n_actions)
         self.target = copy.deepcopy(self.net)
