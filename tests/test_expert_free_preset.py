@@ -150,13 +150,13 @@ def test_no_shipped_file_stands_in_for_a_stage_of_the_learned_preset(args, expec
 
 # ------------------------------------------------ the committed expert-free pipeline (Table 2 row)
 EXPERT_FREE = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "fetch_programs" / "expert_free"
-ROW = EXPERT_FREE / "table2-h" / "non-atomic-replan-learned.json"  # the README's row
+ROW = EXPERT_FREE / "table2-i" / "non-atomic-replan-learned.json"  # the README's row
 
 
 def committed_stage_files():
     """The row's goal policy, meta-controller and behaviour model."""
-    return (EXPERT_FREE / "goal-policy-h" / "policy.npz", EXPERT_FREE / "meta-controller-h",
-            EXPERT_FREE / "behaviour-model-h" / "behaviour_model.npz")
+    return (EXPERT_FREE / "goal-policy-i" / "policy.npz", EXPERT_FREE / "meta-controller-i",
+            EXPERT_FREE / "behaviour-model-i" / "behaviour_model.npz")
 
 
 def test_the_committed_stages_were_trained_with_no_expert():
