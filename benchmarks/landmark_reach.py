@@ -80,7 +80,11 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(f"error: {err}")
         med = result[name]["median_stage_steps"]
         print(f"{name:<12} median steps per stage: " + ", ".join(f"{k} {v}" for k, v in med.items()))
-    write_result(args.out, {"level": args.level, "models": result}, command_line(__file__, argv), None, None)
+    seeds = sorted({int(seed[len("seed"):]) for model in result.values() for seed in model["first_reach"]
+                    if seed[len("seed"):].isdigit()})
+    runs = sum(len(model["first_reach"]) for model in result.values())
+    write_result(args.out, {"level": args.level, "models": result}, command_line(__file__, argv),
+                 {"runs_read": runs}, seeds)
     print(f"wrote {args.out}")
 
 
