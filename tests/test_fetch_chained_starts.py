@@ -181,3 +181,20 @@ def test_placing_share_is_a_schedule_field_off_in_every_preset_that_a_carry_may_
         ScheduleConfig(chained_place=1.5)
     assert all(preset(name).schedule.chained_place == 0.0 for name in ("paper", "fast", "learned"))
     assert "chained_place" in CURRICULUM_FIELDS
+
+
+def test_placing_starts_can_be_kept_to_one_family():
+    """``chained_place_family``: the Stack programs start placing, the Moves start as chained starts do."""
+    config = replace(INITIAL_STATES["placing"], place_family="Stack")
+    env = FetchBlocksEnv(initial_state=config, max_steps=None)
+    for program, placing in (("Stack_1_0", True), ("Move_To_Zone_3_BLUE", False)):
+        block = goal_setter.acting_block(program)
+        for seed in range(3):
+            env.reset(seed=seed, options={"program": program})
+            assert (f"(holding b{block})" in {str(a) for a in env.atoms()}) == placing, (program, seed)
+    assert training_starts(0.6, 0.5, 0.4, "Stack").place_family == "Stack"
+    with pytest.raises(ValueError, match="place_family"):
+        InitialStateConfig(place_family="Move")
+    with pytest.raises(ConfigError, match="chained_place_family"):
+        ScheduleConfig(chained_place_family="Move")
+    assert "chained_place_family" in CURRICULUM_FIELDS

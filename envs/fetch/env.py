@@ -249,7 +249,9 @@ class FetchBlocksEnv(gym.Env):
         calls = (goal_setter.setting_calls(program, rng) if program is not None else
                  goal_setter.random_calls(layout.blocks, int(rng.integers(1, config.max_chain + 1)), rng))
         blocks = goal_setter.chain(layout.blocks, calls, rng, config.chain_jitter)
-        if program is not None and config.chain_place > 0.0 and rng.uniform() < config.chain_place:
+        placing = program is not None and config.chain_place > 0.0 and (
+            config.place_family is None or program.startswith(config.place_family))
+        if placing and rng.uniform() < config.chain_place:
             target = goal_setter.goal_positions(blocks, program)[focus]  # the program's block held above it
             grip = target + np.array([*rng.uniform(-config.chain_jitter, config.chain_jitter, 2),
                                       rng.uniform(*config.place_height)])

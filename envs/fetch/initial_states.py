@@ -86,6 +86,8 @@ class InitialStateConfig:
     """A chained start keeps the last placed block in the closed fingers (ours; see module doc)."""
     chain_place: float = 0.0
     """A chained start for a program holds its block above its target (ours; see module doc)."""
+    place_family: str | None = None
+    """Only programs of this family (``Stack`` or ``Move_To_Zone``) get placing starts; None: every program."""
     place_height: tuple[float, float] = (0.025, 0.05)
     """Range of the held block's height above its target in a placing start (m): lower, the labeler
     already calls the block placed and the program's φ fails (the draw is rejected)."""
@@ -98,6 +100,8 @@ class InitialStateConfig:
             raise ValueError("p_in_gripper + p_under_gripper must not exceed 1")
         if self.gripper_range < 0 or self.gripper_z[0] > self.gripper_z[1]:
             raise ValueError("gripper_range must be >= 0 and gripper_z an increasing pair")
+        if self.place_family not in (None, "Stack", "Move_To_Zone"):
+            raise ValueError(f"place_family must be None, 'Stack' or 'Move_To_Zone', got {self.place_family!r}")
         if not 0.0 <= self.place_height[0] <= self.place_height[1]:
             raise ValueError("place_height must be an increasing pair of heights >= 0")
         if self.max_chain < 1 or not 0.0 <= self.chain_jitter < BLOCK_HALF:

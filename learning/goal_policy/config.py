@@ -181,6 +181,8 @@ class ScheduleConfig:
     chained_place: float = 0.0  # share of chained starts (with a program) with its block held in the closed
     #   fingers 2.5-5 cm above its target: a reverse curriculum (Florensa et al. 2017; ``initial_states.py``,
     #   "Placing starts"; ours)
+    chained_place_family: Literal["Stack", "Move_To_Zone"] | None = None  # only this family's programs get
+    #   placing starts (None: every program; ours)
     release_height: float | None = None  # reward of a goal that sets the moved block at rest also needs the
     #   gripper this far (m) above the block, or beside it: let go, as the next program needs (ours; None = off)
     goal_z_tolerance: float | None = None  # reward: each block also within this height of its target
@@ -210,6 +212,8 @@ class ScheduleConfig:
         c.number("chained_starts", ge=0.0, le=1.0)
         c.number("chained_handoff", ge=0.0, le=1.0)
         c.number("chained_place", ge=0.0, le=1.0)
+        c.require(self.chained_place_family in (None, "Stack", "Move_To_Zone"), "chained_place_family",
+                  f"expected null, \"Stack\" or \"Move_To_Zone\", got {self.chained_place_family!r}")
         c.number("goal_z_tolerance", gt=0.0, optional=True)
         c.number("release_height", gt=0.0, optional=True)
         c.names("programs")
