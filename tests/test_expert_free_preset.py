@@ -183,13 +183,13 @@ def test_the_committed_stages_were_trained_with_no_expert():
 
 
 def test_the_continued_goal_policies_descend_from_the_rows_one():
-    """goal-policy-d to -j continue the first row's goal policy carry by carry (the SHA-256 each config
+    """goal-policy-d to -k continue the first row's goal policy carry by carry (the SHA-256 each config
     records is the committed carry file before it), with no demonstrations and no DAgger; what each
     changed is a curriculum field of ours, named in ``carried_from.changed``."""
     from asg.learning import checkpoint
 
     chain = ("goal-policy-c", "goal-policy-d", "goal-policy-e", "goal-policy-f", "goal-policy-g", "goal-policy-h",
-             "goal-policy-i", "goal-policy-j")
+             "goal-policy-i", "goal-policy-j", "goal-policy-k")
     for before, stage in zip(chain, chain[1:]):
         saved = json.loads((EXPERT_FREE / stage / "config.json").read_text())
         config, carried = saved["config"], saved["carried_from"]
