@@ -32,7 +32,7 @@ from asg.learning.goal_policy.rollout import EpisodeSpec, RolloutWorker
 RELEASE_HEIGHT, Z_TOLERANCE = 0.05, 0.02  # the learned preset's release reward and height tolerance
 
 
-def stack_ends(policy_path: Path, starts: str, episodes: int, seed: int, family: str = "Stack") -> dict:
+def episode_ends(policy_path: Path, starts: str, episodes: int, seed: int, family: str = "Stack") -> dict:
     """Counts of how the ``family`` episodes from ``starts`` end (see module doc)."""
     policy = load_policy(policy_path)
     task = FetchTask(initial_state=starts)
@@ -48,14 +48,14 @@ def stack_ends(policy_path: Path, starts: str, episodes: int, seed: int, family:
             psi = library_program(name).post
             for e in range(episodes):
                 o, ag, g = run.o[e], run.ag[e], run.g[e]
-                atoms = {str(a) for a in state_atoms(run.final_obs[e])}
-                holding = any(a.startswith("(holding") for a in atoms)
+                atoms = state_atoms(run.final_obs[e])
+                holding = any(a.predicate == "holding" for a in atoms)
                 rows["episodes"] += 1
                 rows["held" if holding else "released"] += 1
                 if holding:
                     held_heights.append(float(ag[-1, 2] - g[2]))
                 rows["reached_ever"] += bool(goals_reached(ag[1:], g[None]).any())
-                rows["psi"] += bool(psi.holds(state_atoms(run.final_obs[e])))
+                rows["psi"] += bool(psi.holds(atoms))
                 rows["goal_test"] += bool(run.success[e])
                 rows["goal_test_2cm"] += bool(goals_reached(ag[-1], g, z_tolerance=Z_TOLERANCE))
                 paid = goals_reached(ag[1:], g[None], z_tolerance=Z_TOLERANCE) & gripper_clear(o[1:], RELEASE_HEIGHT)
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     t0 = time.perf_counter()
     out = {}
     for s in starts:
-        out[s] = r = stack_ends(args.policy, s, args.episodes, args.seed, args.family)
+        out[s] = r = episode_ends(args.policy, s, args.episodes, args.seed, args.family)
         quart = r["held_height_above_target_quartiles_m"]
         print(f"{s:<8} released {r['released_rate']:.2f}  held {r['held_rate']:.2f} (height above target, "
               f"quartiles {quart} m)  psi {r['psi_rate']:.2f}  goal test {r['goal_test_rate']:.2f} "

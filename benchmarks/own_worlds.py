@@ -300,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{option}: unknown {unknown[0]!r}; choose from {', '.join(known)}")
     if not isinstance(args.deep, dict):
         parser.error("--deep: expected a JSON object of learner.deep fields")
+    if args.results is None:  # a trial run's table goes beside its runs, not over the committed one
+        args.results = RESULTS if args.out == parser.get_default("out") else args.out
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     out = args.out.resolve()
     if not args.reduce_only and "asgrl" in methods:
@@ -332,8 +334,6 @@ def main(argv: list[str] | None = None) -> int:
             run_jobs(work, progress=stages, on_done=ppo_done, **where)
         finally:
             stages.close()
-    if args.results is None:
-        args.results = RESULTS if args.out == Path("runs/own_worlds") else args.out
     payload = reduce_runs(args.out, args.results, command_line(__file__, argv), tuple(args.trained_by) or COMMANDS)
     print(json.dumps(payload["rows"], indent=2))
     return 0

@@ -212,8 +212,7 @@ class ScheduleConfig:
         c.number("chained_starts", ge=0.0, le=1.0)
         c.number("chained_handoff", ge=0.0, le=1.0)
         c.number("chained_place", ge=0.0, le=1.0)
-        c.require(self.chained_place_family in (None, "Stack", "Move_To_Zone"), "chained_place_family",
-                  f"expected null, \"Stack\" or \"Move_To_Zone\", got {self.chained_place_family!r}")
+        c.choice("chained_place_family", (None, "Stack", "Move_To_Zone"))
         c.number("goal_z_tolerance", gt=0.0, optional=True)
         c.number("release_height", gt=0.0, optional=True)
         c.names("programs")
