@@ -6,9 +6,18 @@ prints one line per search (its ``on_search`` callback): the program, the calls 
 whether its ψ holds in the real state, the network's value, and for every action the search
 visited its prior P, visits N and Q, then the action taken.
 Ends with the success count. ``--stop-at-expansion on|off`` overrides the saved search switch.
+``--policy`` and ``--behaviour-model`` take a stage's files in place of the shipped ones.
+
+``--out FILE`` writes every episode's atomic calls in order, each with whether its ψ held in
+MuJoCo, for a Stack (``Stack_a_b``: a onto b) the height of the tower it goes onto (b's level by
+the labeler's ``on`` atoms before the call), and the tallest tower after it; per atomic family the
+ψ rate of its first, second, third... call in an episode; and the ψ rate of the Stack calls by the
+height of the tower they go onto, in the states the policy's own earlier calls left (the levels
+Stack_All_Blocks must pass in turn; ``fetch_stack_end.py`` counts the same from chained starts),
+split by whether the call before held its ψ.
 
     python benchmarks/replan_stop_trace.py --checkpoint runs/mc-learned-stop --program Clean_Table \
-        [--episodes 2] [--stop-at-expansion on|off] [--quiet]
+        [--episodes 2] [--stop-at-expansion on|off] [--quiet] [--policy P --behaviour-model B] [--out FILE]
 """
 from __future__ import annotations
 
@@ -18,9 +27,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from provenance import command_line, write_result
 
+from asg.envs.fetch import N_BLOCKS, state_atoms
 from asg.learning import fetch_programs as fp
-from asg.learning.npi.inference import FetchExecutor, OnSearch, policy_controller, run_program
+from asg.learning.npi.inference import CallRecord, FetchExecutor, OnSearch, policy_controller, run_program
 from asg.learning.npi.mcts import Node, SearchContext, q_values
 from asg.learning.npi.pipeline import CHECKPOINT, build_model, load_network
 
@@ -40,6 +51,76 @@ def printer(ctx: SearchContext) -> OnSearch:
     return lambda root, action, level: print(describe(ctx, root, action, 2 * level))
 
 
+def heights(obs: np.ndarray) -> dict[str, int]:
+    """Each block's level by the labeler's ``on`` atoms (1: not on another block)."""
+    atoms = state_atoms(obs)
+    below = {a.args[0]: a.args[1] for a in atoms if a.predicate == "on"}
+    def height(block: str) -> int:
+        return 1 + height(below[block]) if block in below else 1
+    return {f"b{k}": height(f"b{k}") for k in range(N_BLOCKS)}
+
+
+class TowerExecutor(FetchExecutor):
+    """``FetchExecutor`` noting, for every Stack call, the height of the tower its block goes onto
+    (the level of its lower block before the call) and the tallest tower after every call."""
+
+    def __init__(self, controller: object) -> None:
+        super().__init__(controller=controller)
+        self.towers: list[tuple[int | None, int]] = []
+
+    def run_atomic(self, program: int) -> np.ndarray:
+        name = self.names[program]
+        onto = heights(self.observe())[f"b{name.split('_')[2]}"] if name.startswith("Stack") else None
+        final = super().run_atomic(program)
+        self.towers.append((onto, max(heights(final).values())))
+        return final
+
+
+def atomic_calls(record: CallRecord) -> list[tuple[str, bool]]:
+    """The atomic calls of a call tree in the order they ran, each with whether its ψ held."""
+    if record.atomic:
+        return [(record.program, record.success)]
+    return [call for sub in record.calls for call in atomic_calls(sub)]
+
+
+def call_summary(episodes: list[list[dict]]) -> dict[str, list[dict]]:
+    """Per atomic family (the name's part before its arguments), the n-th call of an episode:
+    how many episodes made it and the share whose ψ held."""
+    counts: dict[str, list[list[int]]] = {}
+    for calls in episodes:
+        seen: dict[str, int] = {}
+        for call in calls:
+            name, ok = call["program"], call["psi"]
+            family = "Stack" if name.startswith("Stack") else "Move_To_Zone"
+            n = seen[family] = seen.get(family, 0) + 1
+            rows = counts.setdefault(family, [])
+            if len(rows) < n:
+                rows.append([0, 0])
+            rows[n - 1][0] += 1
+            rows[n - 1][1] += ok
+    return {family: [{"call": n + 1, "episodes": made, "psi_rate": round(held / made, 3)}
+                     for n, (made, held) in enumerate(rows)] for family, rows in counts.items()}
+
+
+def stacks_by_tower(episodes: list[list[dict]]) -> list[dict]:
+    """The Stack calls by the height of the tower they go onto and by what came before them (the
+    episode's ``first`` call, after a call whose ψ held, ``after_psi``, or after one whose ψ failed,
+    ``after_failure``): how many and the share whose ψ held."""
+    counts: dict[tuple[int, str], list[int]] = {}
+    for calls in episodes:
+        for k, call in enumerate(calls):
+            if call["onto_tower"] is None:
+                continue
+            before = "first" if k == 0 else "after_psi" if calls[k - 1]["psi"] else "after_failure"
+            for key in ((call["onto_tower"], "all"), (call["onto_tower"], before)):
+                row = counts.setdefault(key, [0, 0])
+                row[0] += 1
+                row[1] += call["psi"]
+    order = {"all": 0, "first": 1, "after_psi": 2, "after_failure": 3}
+    return [{"onto_tower": h, "before": b, "calls": n, "psi_rate": round(ok / n, 3)}
+            for (h, b), (n, ok) in sorted(counts.items(), key=lambda item: (item[0][0], order[item[0][1]]))]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", type=Path, required=True, help="meta-controller file or run folder")
@@ -48,25 +129,42 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--stop-at-expansion", choices=["on", "off"])
     parser.add_argument("--quiet", action="store_true", help="only the success count")
+    parser.add_argument("--policy", type=Path, help="goal policy (.npz; default: the shipped one)")
+    parser.add_argument("--behaviour-model", type=Path, help="behaviour model (.npz; default: the shipped one)")
+    parser.add_argument("--out", type=Path, help="write the episodes' atomic calls and their summary here (JSON)")
     args = parser.parse_args(argv)
-    model = build_model("learned", fp.world_model("learned"))
+    model = build_model("learned", fp.world_model("learned", args.behaviour_model))
     path = args.checkpoint / CHECKPOINT if args.checkpoint.is_dir() else args.checkpoint
     net, config = load_network(path, model)
     search = config.search
     if args.stop_at_expansion is not None:
         search = replace(search, stop_at_expansion=args.stop_at_expansion == "on")
     task = model.table.index(args.program)
-    real = FetchExecutor(controller=policy_controller(fp.shipped("goal-policy")))
-    wins = 0
+    real = TowerExecutor(policy_controller(args.policy or fp.shipped("goal-policy")))
+    wins, episodes = 0, []
     for k in range(args.episodes):
         rng = np.random.default_rng([args.seed, task, k])  # the start states of pipeline.evaluate_programs
         real.reset(int(rng.integers(2**31)))
+        real.towers.clear()
         ctx = SearchContext(model, net.snapshot(), search, rng)
         record = run_program("replan", task, real, ctx, on_search=None if args.quiet else printer(ctx))
         wins += record.success
+        episodes.append([{"program": name, "psi": ok, "onto_tower": onto, "tallest_after": after}
+                         for (name, ok), (onto, after) in zip(atomic_calls(record), real.towers, strict=True)])
         if not args.quiet:
             print(f"episode {k}: {'success' if record.success else 'failure'}")
     print(f"{args.program}: {wins}/{args.episodes} (stop_at_expansion {search.stop_at_expansion})")
+    summary, by_tower = call_summary(episodes), stacks_by_tower(episodes)
+    for family, rows in summary.items():
+        print(f"{family}: " + ", ".join(f"call {r['call']} ψ {r['psi_rate']:.2f} of {r['episodes']}" for r in rows))
+    for r in by_tower:
+        print(f"Stack onto a tower of {r['onto_tower']}, {r['before']}: ψ {r['psi_rate']:.2f} of {r['calls']}")
+    if args.out is not None:
+        result = {"program": args.program, "checkpoint": str(args.checkpoint), "policy": str(args.policy),
+                  "behaviour_model": str(args.behaviour_model), "success": wins, "calls_by_family": summary,
+                  "stacks_by_onto_tower": by_tower, "episodes": episodes}
+        write_result(args.out, result, command_line(__file__, argv), {"episodes": args.episodes}, [args.seed])
+        print(f"wrote {args.out}")
     return 0
 
 

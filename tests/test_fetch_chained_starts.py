@@ -198,3 +198,25 @@ def test_placing_starts_can_be_kept_to_one_family():
     with pytest.raises(ConfigError, match="chained_place_family"):
         ScheduleConfig(chained_place_family="Move")
     assert "chained_place_family" in CURRICULUM_FIELDS
+
+
+def test_chained_jitter_is_a_schedule_field_a_carry_may_change():
+    """``chained_jitter``: how far off each placement of a chained start lands, as the policy's own do."""
+    assert training_starts(0.6).chain_jitter == 0.01  # the value before the field existed
+    assert training_starts(0.6, 0.5, 0.4, "Stack", 0.02).chain_jitter == 0.02
+    assert all(preset(name).schedule.chained_jitter == 0.01 for name in ("paper", "fast", "learned"))
+    with pytest.raises(ConfigError, match="chained_jitter"):
+        ScheduleConfig(chained_jitter=0.025)
+    assert "chained_jitter" in CURRICULUM_FIELDS
+    widest = {}
+    for jitter in (0.01, 0.02):
+        env = FetchBlocksEnv(initial_state=replace(INITIAL_STATES["chained"], chain_jitter=jitter), max_steps=None)
+        offsets = []
+        for seed in range(8):
+            obs, _ = env.reset(seed=seed, options={"program": "Stack_2_1"})
+            blocks = obs["observation"][:12].reshape(4, 3)
+            pairs = [(int(a.args[0][1]), int(a.args[1][1])) for a in env.atoms() if a.predicate == "on"]
+            offsets += [float(np.abs(blocks[top, :2] - blocks[low, :2]).max()) for top, low in pairs]
+        env.close()
+        widest[jitter] = max(offsets)
+    assert widest[0.01] <= 0.013 < widest[0.02], widest

@@ -80,13 +80,16 @@ class Progress:
     refilled: int = 0  # episodes collected to refill the replay buffer after carried resumes (``carry.py``)
 
 
-def training_starts(chained: float, handoff: float = 0.0, place: float = 0.0, place_family: str | None = None) -> Any:
+def training_starts(chained: float, handoff: float = 0.0, place: float = 0.0, place_family: str | None = None,
+                    jitter: float = TRAINING.chain_jitter) -> Any:
     """D.1's training distribution, with a share ``chained`` of chained starts, ``place`` of them
     (of the programs of ``place_family``, None: all) with the program's block held above its
-    target, ``handoff`` of the rest with the last placed block still held."""
+    target, ``handoff`` of the rest with the last placed block still held; each placement of a
+    chained start up to ``jitter`` off in x and y."""
     if chained == 0.0:
         return "training"
-    return replace(TRAINING, p_chained=chained, chain_handoff=handoff, chain_place=place, place_family=place_family)
+    return replace(TRAINING, p_chained=chained, chain_handoff=handoff, chain_place=place, place_family=place_family,
+                   chain_jitter=jitter)
 
 
 class GoalPolicyTrainer:
@@ -98,7 +101,8 @@ class GoalPolicyTrainer:
         self.config, self.seed = config, seed
         self.task = task if task is not None else FetchTask(training_starts(sch.chained_starts, sch.chained_handoff,
                                                                              sch.chained_place,
-                                                                             sch.chained_place_family),
+                                                                             sch.chained_place_family,
+                                                                             sch.chained_jitter),
                                                              sch.horizon,
                                                              z_tolerance=sch.goal_z_tolerance,
                                                              release_height=sch.release_height)
