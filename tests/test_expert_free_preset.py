@@ -180,6 +180,12 @@ def test_the_committed_stages_were_trained_with_no_expert():
         assert (EXPERT_FREE / stage / "config.json").is_file()
     first = json.loads((EXPERT_FREE / "behaviour-model" / "config.json").read_text())
     assert first["policy_sha256"] == checkpoint.sha256_file(EXPERT_FREE / "goal-policy-c" / "policy.npz")
+    later = sorted(path.name.split("-")[-1] for path in EXPERT_FREE.glob("behaviour-model-?"))
+    assert {"f", "h", "i", "j", "k"} <= set(later)
+    for letter in later:  # every later stage's model was fitted on its own goal policy, its meta-controller in it
+        fitted = json.loads((EXPERT_FREE / f"behaviour-model-{letter}" / "config.json").read_text())
+        assert fitted["policy_sha256"] == checkpoint.sha256_file(EXPERT_FREE / f"goal-policy-{letter}" / "policy.npz")
+        assert json.loads((EXPERT_FREE / f"meta-controller-{letter}" / "config.json").read_text())["model"] == "learned"
 
 
 def test_the_continued_goal_policies_descend_from_the_rows_one():
@@ -196,8 +202,8 @@ def test_the_continued_goal_policies_descend_from_the_rows_one():
         assert config["preset"] == "learned" and config["demos"]["episodes"] == 0 and not config["demos"]["dagger"]
         assert carried["sha256"] == checkpoint.sha256_file(EXPERT_FREE / before / "carry.npz"), stage
         assert {key.split(".")[1] for key in carried["changed"]} <= {
-            "chained_starts", "chained_handoff", "chained_place", "chained_place_family", "release_height",
-            "epochs_phase2"}, stage
+            "chained_starts", "chained_handoff", "chained_place", "chained_place_family", "chained_jitter",
+            "release_height", "epochs_phase2"}, stage
     final = json.loads((EXPERT_FREE / "goal-policy-i" / "config.json").read_text())["config"]["schedule"]
     assert (final["chained_handoff"], final["chained_place"], final["release_height"]) == (0.5, 0.4, 0.05)
 
