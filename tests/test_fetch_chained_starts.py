@@ -220,3 +220,31 @@ def test_chained_jitter_is_a_schedule_field_a_carry_may_change():
         env.close()
         widest[jitter] = max(offsets)
     assert widest[0.01] <= 0.013 < widest[0.02], widest
+
+
+def test_tower_weights_choose_how_tall_a_stacks_chained_start_is():
+    """``chained_tower_weights``: None draws the towers as before (the same calls for the same seed);
+    weights (0, 0, 1) put every Stack onto a tower of three, in the env too."""
+    def under(weights, seed):
+        calls = goal_setter.setting_calls("Stack_0_1", np.random.default_rng(seed), weights)
+        return sum(c.startswith("Stack_") for c in calls)  # the Stacks that built the tower below
+
+    assert [under(None, s) for s in range(40)] == [
+        sum(c.startswith("Stack_") for c in goal_setter.setting_calls("Stack_0_1", np.random.default_rng(s)))
+        for s in range(40)]
+    assert {under(None, s) for s in range(40)} == {0, 1, 2}
+    assert {under((0.0, 0.0, 1.0), s) for s in range(40)} == {2}
+    assert np.mean([under((1.0, 1.0, 6.0), s) == 2 for s in range(400)]) > 0.6
+    tall = replace(INITIAL_STATES["chained"], tower_weights=(0.0, 0.0, 1.0))
+    env = FetchBlocksEnv(initial_state=tall, max_steps=None)
+    for seed in range(3):
+        obs, _ = env.reset(seed=seed, options={"program": "Stack_0_1"})
+        assert obs["desired_goal"][2] == pytest.approx(REST_Z + 3 * BLOCK_SIZE, abs=0.015), seed  # b0 onto three
+    env.close()
+    assert training_starts(0.6, tower_weights=(1, 1, 2)).tower_weights == (1, 1, 2)
+    with pytest.raises(ValueError, match="tower_weights"):
+        InitialStateConfig(tower_weights=(0.0, 0.0, 0.0))
+    with pytest.raises(ConfigError, match="chained_tower_weights"):
+        ScheduleConfig(chained_tower_weights=(1.0, -1.0, 1.0))
+    assert all(preset(name).schedule.chained_tower_weights is None for name in ("paper", "fast", "learned"))
+    assert "chained_tower_weights" in CURRICULUM_FIELDS

@@ -133,12 +133,15 @@ def random_calls(positions: np.ndarray, steps: int, rng: np.random.Generator) ->
     return tuple(calls)
 
 
-def setting_calls(name: str | int, rng: np.random.Generator) -> tuple[str, ...]:
+def setting_calls(name: str | int, rng: np.random.Generator,
+                  tower_weights: tuple[float, float, float] | None = None) -> tuple[str, ...]:
     """Calls that set up the situations ``name`` meets inside the non-atomic programs.
 
     ``Stack_a_b``: b on top of a tower of 0-2 other blocks, its base in a zone half the time
-    (Stack_All_Blocks, Stack_All_To_Zone). ``Move_To_Zone_a_Z``: zone Z holding 0 or 1 other
-    block, and a on top of another block half the time (Clean_Table, Clean_And_Stack).
+    (Stack_All_Blocks, Stack_All_To_Zone); the three tower sizes equally often, or in the
+    proportions ``tower_weights`` (a goes onto a tower of 1, 2, 3 blocks). ``Move_To_Zone_a_Z``: zone
+    Z holding 0 or 1 other block, and a on top of another block half the time (Clean_Table,
+    Clean_And_Stack).
     """
     prog = program(name)
     a = block_index(prog.arguments[0])
@@ -146,7 +149,12 @@ def setting_calls(name: str | int, rng: np.random.Generator) -> tuple[str, ...]:
     zones = sorted(ZONES)
     if prog.family == "Stack":
         b = block_index(prog.arguments[1])
-        under = [o for o in others if o != b][:int(rng.integers(3))]
+        if tower_weights is None:
+            n_under = int(rng.integers(3))
+        else:
+            w = np.asarray(tower_weights, dtype=float)
+            n_under = int(rng.choice(3, p=w / w.sum()))
+        under = [o for o in others if o != b][:n_under]
         tower = under + [b]
         calls = [f"Move_To_Zone_{tower[0]}_{zones[int(rng.integers(2))].upper()}"] if rng.uniform() < 0.5 else []
         calls += [f"Stack_{upper}_{lower}" for lower, upper in zip(tower, tower[1:])]

@@ -91,6 +91,9 @@ class InitialStateConfig:
     place_height: tuple[float, float] = (0.025, 0.05)
     """Range of the held block's height above its target in a placing start (m): lower, the labeler
     already calls the block placed and the program's φ fails (the draw is rejected)."""
+    tower_weights: tuple[float, float, float] | None = None
+    """How often a chained start of a Stack puts its block onto a tower of 1, 2, 3 blocks (relative
+    weights); None: equally often (ours; Stack_All_Blocks needs all three in turn)."""
 
     def __post_init__(self) -> None:
         for name in ("p_in_gripper", "p_under_gripper", "p_stacked", "p_chained", "chain_handoff", "chain_place"):
@@ -104,6 +107,9 @@ class InitialStateConfig:
             raise ValueError(f"place_family must be None, 'Stack' or 'Move_To_Zone', got {self.place_family!r}")
         if not 0.0 <= self.place_height[0] <= self.place_height[1]:
             raise ValueError("place_height must be an increasing pair of heights >= 0")
+        if self.tower_weights is not None and (len(self.tower_weights) != 3 or min(self.tower_weights) < 0.0
+                                               or sum(self.tower_weights) <= 0.0):
+            raise ValueError(f"tower_weights must be three weights >= 0 with a positive sum, got {self.tower_weights}")
         if self.max_chain < 1 or not 0.0 <= self.chain_jitter < BLOCK_HALF:
             raise ValueError("max_chain must be >= 1 and chain_jitter in [0, BLOCK_HALF)")
 
