@@ -181,7 +181,7 @@ def test_the_committed_stages_were_trained_with_no_expert():
     first = json.loads((EXPERT_FREE / "behaviour-model" / "config.json").read_text())
     assert first["policy_sha256"] == checkpoint.sha256_file(EXPERT_FREE / "goal-policy-c" / "policy.npz")
     later = sorted(path.name.split("-")[-1] for path in EXPERT_FREE.glob("behaviour-model-?"))
-    assert {"f", "h", "i", "j", "k"} <= set(later)
+    assert {"f", "h", "i", "j", "k", "l"} <= set(later)
     for letter in later:  # every later stage's model was fitted on its own goal policy, its meta-controller in it
         fitted = json.loads((EXPERT_FREE / f"behaviour-model-{letter}" / "config.json").read_text())
         assert fitted["policy_sha256"] == checkpoint.sha256_file(EXPERT_FREE / f"goal-policy-{letter}" / "policy.npz")
@@ -189,13 +189,13 @@ def test_the_committed_stages_were_trained_with_no_expert():
 
 
 def test_the_continued_goal_policies_descend_from_the_rows_one():
-    """goal-policy-d to -k continue the first row's goal policy carry by carry (the SHA-256 each config
+    """goal-policy-d to -l continue the first row's goal policy carry by carry (the SHA-256 each config
     records is the committed carry file before it), with no demonstrations and no DAgger; what each
     changed is a curriculum field of ours, named in ``carried_from.changed``."""
     from asg.learning import checkpoint
 
     chain = ("goal-policy-c", "goal-policy-d", "goal-policy-e", "goal-policy-f", "goal-policy-g", "goal-policy-h",
-             "goal-policy-i", "goal-policy-j", "goal-policy-k")
+             "goal-policy-i", "goal-policy-j", "goal-policy-k", "goal-policy-l")
     for before, stage in zip(chain, chain[1:]):
         saved = json.loads((EXPERT_FREE / stage / "config.json").read_text())
         config, carried = saved["config"], saved["carried_from"]
