@@ -107,6 +107,21 @@ def _atomic(data: dict[str, Any]) -> str:
     return f"Move_To_Zone {_two(data['families']['Move_To_Zone'])}, Stack {_two(data['families']['Stack'])}"
 
 
+def _onto(data: dict[str, Any], height: int) -> str:
+    """``replan_stop_trace.py``: ψ of the Stacks onto a tower of ``height`` after a call whose ψ held."""
+    return _two(next(r["psi_rate"] for r in data["stacks_by_onto_tower"]
+                     if r["onto_tower"] == height and r["before"] == "after_psi"))
+
+
+def _level(data: dict[str, Any], height: int) -> str:
+    """``fetch_stack_end.py``: ψ of the Stacks onto a tower of ``height`` from chained starts."""
+    return _two(data["starts"]["chained"]["by_level"][str(height)]["psi_rate"])
+
+
+def _off_table(data: dict[str, Any]) -> str:
+    return _two(data["failed_calls"]["episodes_with_a_block_off_the_table"]["rate"])
+
+
 RESULTS = "benchmarks/results"
 FETCH = f"{RESULTS}/fetch_programs"
 CLAIMS: list[Claim] = [
@@ -148,12 +163,14 @@ CLAIMS: list[Claim] = [
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-i/non-atomic-replan-learned.json",
           lambda d: f"re-plan {_table2(d)} ({_episodes(d)} episodes"),
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-i/atomic_eval_100.json", _atomic),
-    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-i/atomic_eval_100.json",
-          lambda d: f"ψ at the end of {_two(d['post_families']['Stack'])} of them"),
-    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-i/move_end_20.json",
-          lambda d: f"reach the goal in {_two(d['starts']['table']['reached_ever_rate'])} of table starts"),
-    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-h/move_end_20.json",
-          lambda d: f"{_two(d['starts']['table']['reached_ever_rate'])} before"),
+    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-i/stack_all_blocks_calls.json",
+          lambda d: f"{_onto(d, 2)}, onto three {_onto(d, 3)}"),
+    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-i/stack_levels_chained_30.json",
+          lambda d: f"{_level(d, 2)} and {_level(d, 3)} onto towers built by Θ"),
+    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-i/stack_all_blocks_calls.json",
+          lambda d: f"{_off_table(d)} of the Stack_All_Blocks episodes"),
+    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-i/clean_table_calls.json",
+          lambda d: f"{_off_table(d)} of the Clean_Table ones"),
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-h/non-atomic-replan-learned.json",
           lambda d: f"re-plan {_table2(d)}"),
     Claim("AlphaNPI-X, `paper` preset", f"{FETCH}/paper_pipeline/epochs-30/atomic.json", _atomic),

@@ -10,11 +10,12 @@ Ends with the success count. ``--stop-at-expansion on|off`` overrides the saved 
 
 ``--out FILE`` writes every episode's atomic calls in order, each with whether its ψ held in
 MuJoCo, for a Stack (``Stack_a_b``: a onto b) the height of the tower it goes onto (b's level by
-the labeler's ``on`` atoms before the call), and the tallest tower after it; per atomic family the
+the labeler's ``on`` atoms before the call), for a Move the blocks already in its zone, and the
+tallest tower after it; per atomic family the
 ψ rate of its first, second, third... call in an episode; and the ψ rate of the Stack calls by the
 height of the tower they go onto, in the states the policy's own earlier calls left (the levels
 Stack_All_Blocks must pass in turn; ``fetch_stack_end.py`` counts the same from chained starts),
-split by whether the call before held its ψ.
+and of the Moves by the blocks already in the zone, each split by whether the call before held its ψ.
 
     python benchmarks/replan_stop_trace.py --checkpoint runs/mc-learned-stop --program Clean_Table \
         [--episodes 2] [--stop-at-expansion on|off] [--quiet] [--policy P --behaviour-model B] [--out FILE]
@@ -29,9 +30,10 @@ from pathlib import Path
 import numpy as np
 from provenance import command_line, write_result
 
-from asg.envs.fetch import N_BLOCKS, state_atoms
+from asg.envs.fetch import N_BLOCKS, acting_block, run_atomic, state_atoms
+from asg.envs.fetch.layout import BLOCK_POS, TABLE_TOP
 from asg.learning import fetch_programs as fp
-from asg.learning.npi.inference import CallRecord, FetchExecutor, OnSearch, policy_controller, run_program
+from asg.learning.npi.inference import CallRecord, FetchExecutor, Focused, OnSearch, policy_controller, run_program
 from asg.learning.npi.mcts import Node, SearchContext, q_values
 from asg.learning.npi.pipeline import CHECKPOINT, build_model, load_network
 
@@ -60,20 +62,36 @@ def heights(obs: np.ndarray) -> dict[str, int]:
     return {f"b{k}": height(f"b{k}") for k in range(N_BLOCKS)}
 
 
+def zone_count(obs: np.ndarray, zone: str, moved: str) -> int:
+    """Blocks other than ``moved`` in ``zone`` by the labeler's ``in-zone`` atoms."""
+    return sum(a.predicate == "in-zone" and a.args[1] == zone and a.args[0] != moved for a in state_atoms(obs))
+
+
 class TowerExecutor(FetchExecutor):
-    """``FetchExecutor`` noting, for every Stack call, the height of the tower its block goes onto
-    (the level of its lower block before the call) and the tallest tower after every call."""
+    """``FetchExecutor`` noting the setting of every atomic call: for a Stack the height of the tower
+    its block goes onto (the level of its lower block before the call), for a Move the blocks already
+    in its zone; and the tallest tower after every call."""
 
     def __init__(self, controller: object) -> None:
         super().__init__(controller=controller)
-        self.towers: list[tuple[int | None, int]] = []
+        self.settings: list[dict[str, int | None]] = []
 
     def run_atomic(self, program: int) -> np.ndarray:
-        name = self.names[program]
-        onto = heights(self.observe())[f"b{name.split('_')[2]}"] if name.startswith("Stack") else None
-        final = super().run_atomic(program)
-        self.towers.append((onto, max(heights(final).values())))
-        return final
+        name, before = self.names[program], self.observe()
+        parts = name.split("_")
+        onto = heights(before)[f"b{parts[2]}"] if name.startswith("Stack") else None
+        zone = zone_count(before, parts[-1].lower(), f"b{parts[-2]}") if name.startswith("Move") else None
+        run = run_atomic(self.env, name, Focused(self.controller, acting_block(name)))  # FetchExecutor's call
+        held = any(a.predicate == "holding" for a in state_atoms(run.final))
+        tallest = max(heights(run.final).values())
+        fallen = int(np.sum(run.final[BLOCK_POS].reshape(N_BLOCKS, 3)[:, 2] < TABLE_TOP))  # centres below the top
+        block = slice(3 * acting_block(name), 3 * acting_block(name) + 3)
+        off = float(np.linalg.norm(run.final[block] - self.env.goal[block])) if run.applicable else None
+        self.settings.append({"onto_tower": onto, "zone_before": zone, "tallest_after": tallest,
+                              "applicable": run.applicable, "goal_test": run.success, "held_after": held,
+                              "moved_off_m": None if off is None else round(off, 3),
+                              "off_table_after": fallen})
+        return run.final
 
 
 def atomic_calls(record: CallRecord) -> list[tuple[str, bool]]:
@@ -102,23 +120,43 @@ def call_summary(episodes: list[list[dict]]) -> dict[str, list[dict]]:
                      for n, (made, held) in enumerate(rows)] for family, rows in counts.items()}
 
 
-def stacks_by_tower(episodes: list[list[dict]]) -> list[dict]:
-    """The Stack calls by the height of the tower they go onto and by what came before them (the
-    episode's ``first`` call, after a call whose ψ held, ``after_psi``, or after one whose ψ failed,
-    ``after_failure``): how many and the share whose ψ held."""
+def by_setting(episodes: list[list[dict]], key: str) -> list[dict]:
+    """The calls with a ``key`` setting (``onto_tower`` for Stacks, ``zone_before`` for Moves) by its
+    value and by what came before them (the episode's ``first`` call, after a call whose ψ held,
+    ``after_psi``, or after one whose ψ failed, ``after_failure``): how many and the share whose ψ held."""
     counts: dict[tuple[int, str], list[int]] = {}
     for calls in episodes:
         for k, call in enumerate(calls):
-            if call["onto_tower"] is None:
+            if call[key] is None:
                 continue
             before = "first" if k == 0 else "after_psi" if calls[k - 1]["psi"] else "after_failure"
-            for key in ((call["onto_tower"], "all"), (call["onto_tower"], before)):
-                row = counts.setdefault(key, [0, 0])
+            for group in ((call[key], "all"), (call[key], before)):
+                row = counts.setdefault(group, [0, 0])
                 row[0] += 1
                 row[1] += call["psi"]
     order = {"all": 0, "first": 1, "after_psi": 2, "after_failure": 3}
-    return [{"onto_tower": h, "before": b, "calls": n, "psi_rate": round(ok / n, 3)}
+    return [{key: h, "before": b, "calls": n, "psi_rate": round(ok / n, 3)}
             for (h, b), (n, ok) in sorted(counts.items(), key=lambda item: (item[0][0], order[item[0][1]]))]
+
+
+def failed_calls(episodes: list[list[dict]]) -> dict[str, dict]:
+    """Per atomic family, the calls whose ψ failed: how many, and the shares whose φ failed in the
+    real state (the call ran no step), whose goal test passed all the same, that ended holding a block;
+    and the quartiles of how far the moved block ended from its target; and the share of episodes in
+    which a block fell off the table (its centre below the table top after some call)."""
+    out = {}
+    for family in ("Stack", "Move_To_Zone"):
+        failed = [c for calls in episodes for c in calls if c["program"].startswith(family) and not c["psi"]]
+        if failed:
+            counts = {"not_applicable": sum(not c["applicable"] for c in failed),
+                      "goal_test": sum(c["goal_test"] for c in failed),
+                      "held_after": sum(c["held_after"] for c in failed)}
+            out[family] = {"calls": len(failed), **{f"{k}_rate": round(v / len(failed), 3) for k, v in counts.items()}}
+            off = [c["moved_off_m"] for c in failed if c["moved_off_m"] is not None]
+            out[family]["moved_off_quartiles_m"] = np.percentile(off, [25, 50, 75]).round(3).tolist() if off else None
+    fell = [any(c["off_table_after"] for c in calls) for calls in episodes]
+    out["episodes_with_a_block_off_the_table"] = {"episodes": len(episodes), "rate": round(float(np.mean(fell)), 3)}
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,24 +183,37 @@ def main(argv: list[str] | None = None) -> int:
     for k in range(args.episodes):
         rng = np.random.default_rng([args.seed, task, k])  # the start states of pipeline.evaluate_programs
         real.reset(int(rng.integers(2**31)))
-        real.towers.clear()
+        real.settings.clear()
         ctx = SearchContext(model, net.snapshot(), search, rng)
         record = run_program("replan", task, real, ctx, on_search=None if args.quiet else printer(ctx))
         wins += record.success
-        episodes.append([{"program": name, "psi": ok, "onto_tower": onto, "tallest_after": after}
-                         for (name, ok), (onto, after) in zip(atomic_calls(record), real.towers, strict=True)])
+        episodes.append([{"program": name, "psi": ok, **setting}
+                         for (name, ok), setting in zip(atomic_calls(record), real.settings, strict=True)])
         if not args.quiet:
             print(f"episode {k}: {'success' if record.success else 'failure'}")
     print(f"{args.program}: {wins}/{args.episodes} (stop_at_expansion {search.stop_at_expansion})")
-    summary, by_tower = call_summary(episodes), stacks_by_tower(episodes)
+    summary = call_summary(episodes)
+    by_tower, by_zone = by_setting(episodes, "onto_tower"), by_setting(episodes, "zone_before")
     for family, rows in summary.items():
         print(f"{family}: " + ", ".join(f"call {r['call']} ψ {r['psi_rate']:.2f} of {r['episodes']}" for r in rows))
     for r in by_tower:
         print(f"Stack onto a tower of {r['onto_tower']}, {r['before']}: ψ {r['psi_rate']:.2f} of {r['calls']}")
+    for r in by_zone:
+        print(f"Move into a zone holding {r['zone_before']}, {r['before']}: ψ {r['psi_rate']:.2f} of {r['calls']}")
+    failures = failed_calls(episodes)
+    for family, f in failures.items():
+        if family not in ("Stack", "Move_To_Zone"):
+            continue
+        print(f"{family} calls whose ψ failed: {f['calls']}; φ failed (no step run) {f['not_applicable_rate']:.2f}, "
+              f"goal test passed {f['goal_test_rate']:.2f}, ended holding a block {f['held_after_rate']:.2f}, "
+              f"the block this far from its target (quartiles) {f['moved_off_quartiles_m']} m")
+    fell = failures["episodes_with_a_block_off_the_table"]["rate"]
+    print(f"episodes in which a block fell off the table: {fell:.2f}")
     if args.out is not None:
         result = {"program": args.program, "checkpoint": str(args.checkpoint), "policy": str(args.policy),
                   "behaviour_model": str(args.behaviour_model), "success": wins, "calls_by_family": summary,
-                  "stacks_by_onto_tower": by_tower, "episodes": episodes}
+                  "stacks_by_onto_tower": by_tower, "moves_by_zone_before": by_zone, "failed_calls": failures,
+                  "episodes": episodes}
         write_result(args.out, result, command_line(__file__, argv), {"episodes": args.episodes}, [args.seed])
         print(f"wrote {args.out}")
     return 0
