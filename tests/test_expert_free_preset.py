@@ -150,13 +150,13 @@ def test_no_shipped_file_stands_in_for_a_stage_of_the_learned_preset(args, expec
 
 # ------------------------------------------------ the committed expert-free pipeline (Table 2 row)
 EXPERT_FREE = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "fetch_programs" / "expert_free"
-ROW = EXPERT_FREE / "table2-i" / "non-atomic-replan-learned.json"  # the README's row
+ROW = EXPERT_FREE / "table2-m" / "non-atomic-replan-learned.json"  # the README's row
 
 
 def committed_stage_files():
     """The row's goal policy, meta-controller and behaviour model."""
-    return (EXPERT_FREE / "goal-policy-i" / "policy.npz", EXPERT_FREE / "meta-controller-i",
-            EXPERT_FREE / "behaviour-model-i" / "behaviour_model.npz")
+    return (EXPERT_FREE / "goal-policy-m" / "policy.npz", EXPERT_FREE / "meta-controller-m",
+            EXPERT_FREE / "behaviour-model-m" / "behaviour_model.npz")
 
 
 def test_the_committed_stages_were_trained_with_no_expert():
@@ -205,8 +205,9 @@ def test_the_continued_goal_policies_descend_from_the_rows_one():
         assert {key.split(".")[1] for key in carried["changed"]} <= {
             "chained_starts", "chained_handoff", "chained_place", "chained_place_family", "chained_jitter",
             "chained_tower_weights", "release_height", "epochs_phase2"}, stage
-    final = json.loads((EXPERT_FREE / "goal-policy-i" / "config.json").read_text())["config"]["schedule"]
+    final = json.loads((EXPERT_FREE / "goal-policy-m" / "config.json").read_text())["config"]["schedule"]  # the row's
     assert (final["chained_handoff"], final["chained_place"], final["release_height"]) == (0.5, 0.4, 0.05)
+    assert (final["chained_place_family"], final["chained_tower_weights"]) == ("Stack", [1.0, 1.0, 2.0])
 
 
 def test_the_committed_row_is_evaluated_with_no_expert(no_expert, tmp_path):
