@@ -27,6 +27,11 @@ from asg.learning.npi.inference import Focused, policy_controller
 FIRST, SECOND = "Stack_1_0", "Stack_2_1"  # b1 onto b0, then b2 onto b1
 
 
+def quartiles(values: list[float], digits: int) -> list[float] | None:
+    """The 25th, 50th, 75th and 90th percentiles, rounded; None for no values."""
+    return np.percentile(values, [25, 50, 75, 90]).round(digits).tolist() if values else None
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--policy", type=Path, required=True, help="a Fetch goal policy (.npz)")
@@ -56,9 +61,6 @@ def main(argv: list[str] | None = None) -> None:
             placed.append(float(np.abs(blocks[1, :2] - blocks[0, :2]).max()))
             tilt.append(float(np.degrees(np.abs(euler[1])).max()))
             stacked += run_atomic(env, SECOND, Focused(policy, acting_block(SECOND))).success
-        def quartiles(values: list[float], digits: int) -> list[float] | None:
-            return np.percentile(values, [25, 50, 75, 90]).round(digits).tolist() if values else None
-
         rows["own"] = {"first_successes": len(placed), "episodes": args.episodes,
                        "offset_quartiles_m": quartiles(placed, 4), "largest_euler_deg_quartiles": quartiles(tilt, 1),
                        "second_successes": stacked, "second_rate": round(stacked / len(placed), 3) if placed else None}

@@ -30,10 +30,10 @@ from pathlib import Path
 import numpy as np
 from provenance import command_line, write_result
 
-from asg.envs.fetch import N_BLOCKS, acting_block, run_atomic, state_atoms
+from asg.envs.fetch import N_BLOCKS, goal_setter, state_atoms
 from asg.envs.fetch.layout import BLOCK_POS, TABLE_TOP
 from asg.learning import fetch_programs as fp
-from asg.learning.npi.inference import CallRecord, FetchExecutor, Focused, OnSearch, policy_controller, run_program
+from asg.learning.npi.inference import CallRecord, FetchExecutor, OnSearch, policy_controller, run_program
 from asg.learning.npi.mcts import Node, SearchContext, q_values
 from asg.learning.npi.pipeline import CHECKPOINT, build_model, load_network
 
@@ -53,44 +53,38 @@ def printer(ctx: SearchContext) -> OnSearch:
     return lambda root, action, level: print(describe(ctx, root, action, 2 * level))
 
 
-def heights(obs: np.ndarray) -> dict[str, int]:
+def heights(atoms: frozenset) -> dict[str, int]:
     """Each block's level by the labeler's ``on`` atoms (1: not on another block)."""
-    atoms = state_atoms(obs)
     below = {a.args[0]: a.args[1] for a in atoms if a.predicate == "on"}
     def height(block: str) -> int:
         return 1 + height(below[block]) if block in below else 1
     return {f"b{k}": height(f"b{k}") for k in range(N_BLOCKS)}
 
 
-def zone_count(obs: np.ndarray, zone: str, moved: str) -> int:
-    """Blocks other than ``moved`` in ``zone`` by the labeler's ``in-zone`` atoms."""
-    return sum(a.predicate == "in-zone" and a.args[1] == zone and a.args[0] != moved for a in state_atoms(obs))
-
-
 class TowerExecutor(FetchExecutor):
     """``FetchExecutor`` noting the setting of every atomic call: for a Stack the height of the tower
     its block goes onto (the level of its lower block before the call), for a Move the blocks already
-    in its zone; and the tallest tower after every call."""
+    in its zone; and what the call left (see ``failed_calls``)."""
 
     def __init__(self, controller: object) -> None:
         super().__init__(controller=controller)
-        self.settings: list[dict[str, int | None]] = []
+        self.settings: list[dict[str, int | float | bool | None]] = []
 
     def run_atomic(self, program: int) -> np.ndarray:
-        name, before = self.names[program], self.observe()
-        parts = name.split("_")
-        onto = heights(before)[f"b{parts[2]}"] if name.startswith("Stack") else None
-        zone = zone_count(before, parts[-1].lower(), f"b{parts[-2]}") if name.startswith("Move") else None
-        run = run_atomic(self.env, name, Focused(self.controller, acting_block(name)))  # FetchExecutor's call
-        held = any(a.predicate == "holding" for a in state_atoms(run.final))
-        tallest = max(heights(run.final).values())
-        fallen = int(np.sum(run.final[BLOCK_POS].reshape(N_BLOCKS, 3)[:, 2] < TABLE_TOP))  # centres below the top
-        block = slice(3 * acting_block(name), 3 * acting_block(name) + 3)
+        prog, before = goal_setter.program(self.names[program]), state_atoms(self.observe())
+        moved, where = prog.arguments  # Stack: the lower block; Move_To_Zone: the zone
+        onto = heights(before)[where] if prog.family == "Stack" else None
+        zone = (sum(a.predicate == "in-zone" and a.args[1] == where and a.args[0] != moved for a in before)
+                if prog.family == "Move_To_Zone" else None)
+        run = self.run(program)
+        after = state_atoms(run.final)
+        block = slice(3 * goal_setter.block_index(moved), 3 * goal_setter.block_index(moved) + 3)
         off = float(np.linalg.norm(run.final[block] - self.env.goal[block])) if run.applicable else None
-        self.settings.append({"onto_tower": onto, "zone_before": zone, "tallest_after": tallest,
-                              "applicable": run.applicable, "goal_test": run.success, "held_after": held,
-                              "moved_off_m": None if off is None else round(off, 3),
-                              "off_table_after": fallen})
+        fallen = int(np.sum(run.final[BLOCK_POS].reshape(N_BLOCKS, 3)[:, 2] < TABLE_TOP))  # centres below the top
+        self.settings.append({"onto_tower": onto, "zone_before": zone, "tallest_after": max(heights(after).values()),
+                              "applicable": run.applicable, "goal_test": run.success,
+                              "held_after": any(a.predicate == "holding" for a in after),
+                              "moved_off_m": None if off is None else round(off, 3), "off_table_after": fallen})
         return run.final
 
 
@@ -142,8 +136,7 @@ def by_setting(episodes: list[list[dict]], key: str) -> list[dict]:
 def failed_calls(episodes: list[list[dict]]) -> dict[str, dict]:
     """Per atomic family, the calls whose ψ failed: how many, and the shares whose φ failed in the
     real state (the call ran no step), whose goal test passed all the same, that ended holding a block;
-    and the quartiles of how far the moved block ended from its target; and the share of episodes in
-    which a block fell off the table (its centre below the table top after some call)."""
+    and the quartiles of how far the moved block ended from its target."""
     out = {}
     for family in ("Stack", "Move_To_Zone"):
         failed = [c for calls in episodes for c in calls if c["program"].startswith(family) and not c["psi"]]
@@ -154,9 +147,14 @@ def failed_calls(episodes: list[list[dict]]) -> dict[str, dict]:
             out[family] = {"calls": len(failed), **{f"{k}_rate": round(v / len(failed), 3) for k, v in counts.items()}}
             off = [c["moved_off_m"] for c in failed if c["moved_off_m"] is not None]
             out[family]["moved_off_quartiles_m"] = np.percentile(off, [25, 50, 75]).round(3).tolist() if off else None
-    fell = [any(c["off_table_after"] for c in calls) for calls in episodes]
-    out["episodes_with_a_block_off_the_table"] = {"episodes": len(episodes), "rate": round(float(np.mean(fell)), 3)}
     return out
+
+
+def off_table(episodes: list[list[dict]]) -> dict[str, float | int]:
+    """The share of episodes in which a block fell off the table (its centre below the table top
+    after some call)."""
+    fell = [any(c["off_table_after"] for c in calls) for calls in episodes]
+    return {"episodes": len(episodes), "rate": round(float(np.mean(fell)), 3)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,19 +198,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Stack onto a tower of {r['onto_tower']}, {r['before']}: ψ {r['psi_rate']:.2f} of {r['calls']}")
     for r in by_zone:
         print(f"Move into a zone holding {r['zone_before']}, {r['before']}: ψ {r['psi_rate']:.2f} of {r['calls']}")
-    failures = failed_calls(episodes)
+    failures, fell = failed_calls(episodes), off_table(episodes)
     for family, f in failures.items():
-        if family not in ("Stack", "Move_To_Zone"):
-            continue
         print(f"{family} calls whose ψ failed: {f['calls']}; φ failed (no step run) {f['not_applicable_rate']:.2f}, "
               f"goal test passed {f['goal_test_rate']:.2f}, ended holding a block {f['held_after_rate']:.2f}, "
               f"the block this far from its target (quartiles) {f['moved_off_quartiles_m']} m")
-    fell = failures["episodes_with_a_block_off_the_table"]["rate"]
-    print(f"episodes in which a block fell off the table: {fell:.2f}")
+    print(f"episodes in which a block fell off the table: {fell['rate']:.2f}")
     if args.out is not None:
         result = {"program": args.program, "checkpoint": str(args.checkpoint), "policy": str(args.policy),
                   "behaviour_model": str(args.behaviour_model), "success": wins, "calls_by_family": summary,
-                  "stacks_by_onto_tower": by_tower, "moves_by_zone_before": by_zone, "failed_calls": failures,
+                  "stacks_by_onto_tower": by_tower, "moves_by_zone_before": by_zone,
+                  "failed_calls": {**failures, "episodes_with_a_block_off_the_table": fell},
                   "episodes": episodes}
         write_result(args.out, result, command_line(__file__, argv), {"episodes": args.episodes}, [args.seed])
         print(f"wrote {args.out}")

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from asg.envs.fetch import FetchBlocksEnv, ScriptedController, acting_block, run_atomic
+from asg.envs.fetch.scripted import AtomicRun
 from asg.learning.errors import CheckpointError
 from asg.learning.goal_policy.evaluate import PolicyController, load_policy
 from asg.learning.npi.mcts import (
@@ -115,8 +116,12 @@ class FetchExecutor:
         return self.env.observation()["observation"]
 
     def run_atomic(self, program: int) -> np.ndarray:
+        return self.run(program).final
+
+    def run(self, program: int) -> AtomicRun:
+        """``run_atomic`` with the whole run: whether φ held, the goal test, the final state."""
         name = self.names[program]
-        return run_atomic(self.env, name, Focused(self.controller, acting_block(name))).final
+        return run_atomic(self.env, name, Focused(self.controller, acting_block(name)))
 
 
 @dataclass(frozen=True)
