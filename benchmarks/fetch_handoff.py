@@ -14,8 +14,9 @@ Stack_a_b (a, b of one colour, Z either zone), from table starts:
 makes): Stack_1_0 then Stack_2_1, and Stack_3_2 then Stack_0_3, the second Stack onto a tower of
 two that the first program built (by the policy, or by the scripted controller in ``released``).
 
-Per pair and for both: first-program successes, how often the gripper still held the block when the Move
-ended (the labeler's ``(holding b)``), and the Stack's success on the episodes whose Move succeeded.
+Per pair and for both: first-program successes, how often the gripper still held the block when the
+first program ended (the labeler's ``(holding b)``), and the second Stack's success on the episodes whose
+first program succeeded.
 The scripted controller is a comparator here only; no stage of the ``learned`` preset uses it.
 
     python benchmarks/fetch_handoff.py --policy P [--episodes 30] [--seed 0] [--pairs move-stack|stack-stack] \
