@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from provenance import command_line, write_result
 
-from asg.envs.fetch import N_BLOCKS, goal_setter, state_atoms
+from asg.envs.fetch import N_BLOCKS, block_index, library_program, state_atoms
 from asg.envs.fetch.layout import BLOCK_POS, TABLE_TOP
 from asg.learning import fetch_programs as fp
 from asg.learning.npi.inference import CallRecord, FetchExecutor, OnSearch, policy_controller, run_program
@@ -71,14 +71,14 @@ class TowerExecutor(FetchExecutor):
         self.settings: list[dict[str, int | float | bool | None]] = []
 
     def run_atomic(self, program: int) -> np.ndarray:
-        prog, before = goal_setter.program(self.names[program]), state_atoms(self.observe())
+        prog, before = library_program(self.names[program]), state_atoms(self.observe())
         moved, where = prog.arguments  # Stack: the lower block; Move_To_Zone: the zone
         onto = heights(before)[where] if prog.family == "Stack" else None
         zone = (sum(a.predicate == "in-zone" and a.args[1] == where and a.args[0] != moved for a in before)
                 if prog.family == "Move_To_Zone" else None)
         run = self.run(program)
         after = state_atoms(run.final)
-        block = slice(3 * goal_setter.block_index(moved), 3 * goal_setter.block_index(moved) + 3)
+        block = slice(3 * block_index(moved), 3 * block_index(moved) + 3)
         off = float(np.linalg.norm(run.final[block] - self.env.goal[block])) if run.applicable else None
         fallen = int(np.sum(run.final[BLOCK_POS].reshape(N_BLOCKS, 3)[:, 2] < TABLE_TOP))  # centres below the top
         self.settings.append({"onto_tower": onto, "zone_before": zone, "tallest_after": max(heights(after).values()),

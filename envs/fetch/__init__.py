@@ -76,7 +76,7 @@ if TYPE_CHECKING:  # for readers and type checkers; at run time ``__getattr__`` 
     )
     from asg.envs.fetch.permutation import rotate_goal, rotate_observation, unrotate_goal, unrotate_observation
     from asg.envs.fetch.runner import execute_program, multistep_programs, run_program, run_sequence
-    from asg.envs.fetch.scripted import ScriptedConfig, ScriptedController, run_atomic
+    from asg.envs.fetch.scripted import AtomicRun, ScriptedConfig, ScriptedController, run_atomic
     from asg.envs.fetch.simulation import SimState, Simulation
 
 
@@ -107,7 +107,7 @@ _LAZY: dict[str, tuple[str, str]] = {
              "atomic_name", "atomic_programs", "goals_reached", "post_holds"),
     # programs executed: exact behaviour model, scripted controller, expert, runner
     **_names("behaviour_model", "CallTree", "ExactBehaviourModel", "plan_program", "state_with_blocks"),
-    **_names("scripted", "ScriptedConfig", "ScriptedController", "run_atomic"),
+    **_names("scripted", "AtomicRun", "ScriptedConfig", "ScriptedController", "run_atomic"),
     **_names("expert", "expert_action", "expert_actions"),
     **_names("runner", "execute_program", "multistep_programs", "run_program", "run_sequence"),
     # n simulations in lock-step, the world as a goal task
@@ -134,7 +134,7 @@ __all__ = [
     "BLOCK_COLOURS", "BLOCK_EULER", "BLOCK_HALF", "BLOCK_NAMES", "BLOCK_POS", "BLOCK_REL_POS", "BLOCK_SIZE",
     "BLOCK_VELP", "BLOCK_VELR", "EPSILON", "FINGER_OPEN", "FINGER_POS", "FINGER_TOUCH", "FINGER_VEL", "GOAL_DIM",
     "GRIPPER_CLEARANCE", "GRIP_POS", "GRIP_VEL", "INITIAL_STATES", "MIN_SEPARATION", "N_BLOCKS", "OBS_DIM", "REST_Z",
-    "TABLE", "TABLE_TOP", "TRAINING", "T_ATOMIC", "ZONES", "ZONE_NAMES", "CallTree", "EpisodeStart",
+    "TABLE", "TABLE_TOP", "TRAINING", "T_ATOMIC", "ZONES", "ZONE_NAMES", "AtomicRun", "CallTree", "EpisodeStart",
     "ExactBehaviourModel", "FetchBatch", "FetchBlocksEnv", "FetchTask", "FrameRecorder", "InitialStateConfig",
     "LayoutError", "RenderError",
     "NotApplicableError", "ScriptedConfig", "ScriptedController", "SimState", "Simulation", "UnknownProgramError",

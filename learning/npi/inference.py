@@ -22,8 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from asg.envs.fetch import FetchBlocksEnv, ScriptedController, acting_block, run_atomic
-from asg.envs.fetch.scripted import AtomicRun
+from asg.envs.fetch import AtomicRun, FetchBlocksEnv, ScriptedController, acting_block, run_atomic
 from asg.learning.errors import CheckpointError
 from asg.learning.goal_policy.evaluate import PolicyController, load_policy
 from asg.learning.npi.mcts import (
