@@ -248,3 +248,53 @@ def test_tower_weights_choose_how_tall_a_stacks_chained_start_is():
         ScheduleConfig(chained_tower_weights=(1.0, -1.0, 1.0))
     assert all(preset(name).schedule.chained_tower_weights is None for name in ("paper", "fast", "learned"))
     assert "chained_tower_weights" in CURRICULUM_FIELDS
+
+
+def _zone_of(positions: np.ndarray, block: int) -> str | None:
+    return next((name for name, z in ZONES.items()
+                 if np.all(np.abs(positions[block, :2] - np.asarray(z.centre)) <= np.asarray(z.half) + 0.02)), None)
+
+
+def test_other_zone_first_fills_the_zone_the_setting_leaves_alone():
+    """``chained_other_zone``: at 0 the calls and the draws after them are those of before; at 1 the blocks
+    a setting leaves unused go first into the zone it does not use (Clean_And_Stack's other half), stacked
+    or side by side, the program's φ holds after them, and the env builds such starts."""
+    for name in ("Stack_0_1", "Move_To_Zone_2_ORANGE"):
+        for seed in range(30):
+            a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+            assert goal_setter.setting_calls(name, a) == goal_setter.setting_calls(name, b, None, 0.0)
+            assert a.uniform() == b.uniform()
+    stacked = beside = 0
+    for seed in range(80):
+        rng = np.random.default_rng(seed)
+        plain = goal_setter.setting_calls("Stack_0_1", np.random.default_rng(seed), (1.0, 0.0, 0.0))
+        calls = goal_setter.setting_calls("Stack_0_1", rng, (1.0, 0.0, 0.0), 1.0)  # b0 onto b1 alone
+        assert calls[len(calls) - len(plain):] == plain  # the setting's own calls come last, unchanged
+        first = calls[:len(calls) - len(plain)]
+        assert [goal_setter.acting_block(c) for c in first if c.startswith("Move")] and all(
+            goal_setter.acting_block(c) in (2, 3) for c in first)
+        after = goal_setter.chain(_table(seed), calls, rng, jitter=0.01)
+        assert goal_setter.applicable_to_positions(after, "Stack_0_1"), calls
+        zones = {_zone_of(after, k) for k in (2, 3)}
+        assert len(zones) == 1 and None not in zones, (calls, zones)  # both spare blocks in one zone
+        if plain:  # b1 went into a zone: the spare blocks are in the other one
+            assert _zone_of(after, 1) not in zones
+        stacked += any(c == "Stack_3_2" for c in first)
+        beside += sum(c.startswith("Move") for c in first) == 2
+    assert stacked > 20 and beside > 20, (stacked, beside)
+    move = goal_setter.setting_calls("Move_To_Zone_0_BLUE", np.random.default_rng(3), None, 1.0)
+    assert any(c.endswith("_ORANGE") for c in move), move
+    other = replace(INITIAL_STATES["chained"], tower_weights=(1.0, 0.0, 0.0), chain_other_zone=1.0)
+    env = FetchBlocksEnv(initial_state=other, max_steps=None)
+    for seed in range(3):
+        obs, _ = env.reset(seed=seed, options={"program": "Stack_0_1"})
+        blocks = block_positions(obs["observation"])
+        assert _zone_of(blocks, 2) is not None and _zone_of(blocks, 2) == _zone_of(blocks, 3), seed
+    env.close()
+    assert training_starts(0.6, other_zone=0.5).chain_other_zone == 0.5
+    with pytest.raises(ValueError, match="chain_other_zone"):
+        InitialStateConfig(chain_other_zone=1.5)
+    with pytest.raises(ConfigError, match="chained_other_zone"):
+        ScheduleConfig(chained_other_zone=-0.1)
+    assert all(preset(name).schedule.chained_other_zone == 0.0 for name in ("paper", "fast", "learned"))
+    assert "chained_other_zone" in CURRICULUM_FIELDS

@@ -246,8 +246,10 @@ class FetchBlocksEnv(gym.Env):
         if config.p_chained == 0.0 or rng.uniform() >= config.p_chained:
             return sample_layout(rng, config, self.sim.home_grip, focus)
         layout = sample_layout(rng, config.annealed(1.0), self.sim.home_grip, focus)  # every block on the table
-        calls = (goal_setter.setting_calls(program, rng, config.tower_weights) if program is not None else
-                 goal_setter.random_calls(layout.blocks, int(rng.integers(1, config.max_chain + 1)), rng))
+        if program is not None:
+            calls = goal_setter.setting_calls(program, rng, config.tower_weights, config.chain_other_zone)
+        else:
+            calls = goal_setter.random_calls(layout.blocks, int(rng.integers(1, config.max_chain + 1)), rng)
         blocks = goal_setter.chain(layout.blocks, calls, rng, config.chain_jitter)
         placing = program is not None and config.chain_place > 0.0 and (
             config.place_family is None or program.startswith(config.place_family))

@@ -134,7 +134,8 @@ def random_calls(positions: np.ndarray, steps: int, rng: np.random.Generator) ->
 
 
 def setting_calls(name: str | int, rng: np.random.Generator,
-                  tower_weights: tuple[float, float, float] | None = None) -> tuple[str, ...]:
+                  tower_weights: tuple[float, float, float] | None = None,
+                  other_zone: float = 0.0) -> tuple[str, ...]:
     """Calls that set up the situations ``name`` meets inside the non-atomic programs.
 
     ``Stack_a_b``: b on top of a tower of 0-2 other blocks, its base in a zone half the time
@@ -142,6 +143,11 @@ def setting_calls(name: str | int, rng: np.random.Generator,
     proportions ``tower_weights`` (a goes onto a tower of 1, 2, 3 blocks). ``Move_To_Zone_a_Z``: zone
     Z holding 0 or 1 other block, and a on top of another block half the time (Clean_Table,
     Clean_And_Stack).
+
+    With probability ``other_zone`` the blocks those calls leave unused first go into the zone they
+    do not use (a random one when they use none), the second on top of the first half the time,
+    else beside it: the other colour's half of Clean_And_Stack and Clean_Table, done first. At 0
+    the draws are the same as without it.
     """
     prog = program(name)
     a = block_index(prog.arguments[0])
@@ -156,14 +162,35 @@ def setting_calls(name: str | int, rng: np.random.Generator,
             n_under = int(rng.choice(3, p=w / w.sum()))
         under = [o for o in others if o != b][:n_under]
         tower = under + [b]
-        calls = [f"Move_To_Zone_{tower[0]}_{zones[int(rng.integers(2))].upper()}"] if rng.uniform() < 0.5 else []
+        used_zone = zones[int(rng.integers(2))] if rng.uniform() < 0.5 else None
+        calls = [f"Move_To_Zone_{tower[0]}_{used_zone.upper()}"] if used_zone else []
         calls += [f"Stack_{upper}_{lower}" for lower, upper in zip(tower, tower[1:])]
-        return tuple(calls)
-    zone = prog.arguments[1]
-    calls = [f"Move_To_Zone_{others[0]}_{zone.upper()}"] if rng.uniform() < 0.5 else []
-    if rng.uniform() < 0.5:
-        calls.append(f"Stack_{a}_{others[1]}")
+        used = {a, *tower}
+    else:
+        used_zone = prog.arguments[1]
+        used = {a}
+        calls = [f"Move_To_Zone_{others[0]}_{used_zone.upper()}"] if rng.uniform() < 0.5 else []
+        used.update(others[:1] if calls else [])
+        if rng.uniform() < 0.5:
+            calls.append(f"Stack_{a}_{others[1]}")
+            used.add(others[1])
+    if other_zone > 0.0 and rng.uniform() < other_zone:
+        calls = _other_zone_calls([o for o in others if o not in used], used_zone, rng) + calls
     return tuple(calls)
+
+
+def _other_zone_calls(spare: list[int], used_zone: str | None, rng: np.random.Generator) -> list[str]:
+    """Calls putting the ``spare`` blocks into the zone other than ``used_zone``: the first moved
+    there, the second stacked on it or moved beside it, equally often."""
+    if not spare:
+        return []
+    zones = sorted(ZONES)
+    zone = (zones[int(rng.integers(2))] if used_zone is None else
+            next(z for z in zones if z != used_zone)).upper()
+    calls = [f"Move_To_Zone_{spare[0]}_{zone}"]
+    if len(spare) > 1:
+        calls.append(f"Stack_{spare[1]}_{spare[0]}" if rng.uniform() < 0.5 else f"Move_To_Zone_{spare[1]}_{zone}")
+    return calls
 
 
 def free_slot(positions: np.ndarray, zone: str, moved: int) -> np.ndarray:

@@ -94,9 +94,14 @@ class InitialStateConfig:
     tower_weights: tuple[float, float, float] | None = None
     """How often a chained start of a Stack puts its block onto a tower of 1, 2, 3 blocks (relative
     weights); None: equally often (ours; Stack_All_Blocks needs all three in turn)."""
+    chain_other_zone: float = 0.0
+    """A chained start of a program first puts the blocks its setting leaves unused into the other
+    zone (``goal_setter.setting_calls``): the other colour's half of Clean_And_Stack and Clean_Table
+    (ours)."""
 
     def __post_init__(self) -> None:
-        for name in ("p_in_gripper", "p_under_gripper", "p_stacked", "p_chained", "chain_handoff", "chain_place"):
+        for name in ("p_in_gripper", "p_under_gripper", "p_stacked", "p_chained", "chain_handoff", "chain_place",
+                     "chain_other_zone"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be a probability, got {getattr(self, name)}")
         if self.p_in_gripper + self.p_under_gripper > 1.0:

@@ -35,7 +35,7 @@ SPEED_FIELDS = ("threads", "torch_threads", "checkpoint_every")
 # placing starts) and the release the reward asks for, all ours (the run's config.json then holds the
 # new values, ``carried_from`` in its checkpoint the change); docs/fetch_programs_switches.md
 CURRICULUM_FIELDS = ("chained_starts", "chained_handoff", "chained_place", "chained_place_family", "chained_jitter",
-                     "chained_tower_weights", "release_height")
+                     "chained_tower_weights", "chained_other_zone", "release_height")
 
 
 def carry_tree(state: dict[str, Any]) -> dict[str, Any]:

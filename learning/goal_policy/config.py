@@ -187,6 +187,9 @@ class ScheduleConfig:
     #   start; the learned policy's own Stacks land 0.8 cm off (median), 1.9 cm at the 90th percentile (ours)
     chained_tower_weights: tuple[float, float, float] | None = None  # how often a Stack's chained start puts its
     #   block onto a tower of 1, 2, 3 blocks (relative weights); None: equally often (ours)
+    chained_other_zone: float = 0.0  # share of a program's chained starts whose setting first puts the blocks it
+    #   leaves unused into the other zone, stacked or side by side: Clean_And_Stack's and Clean_Table's other
+    #   colour, done first (``goal_setter.setting_calls``; ours)
     release_height: float | None = None  # reward of a goal that sets the moved block at rest also needs the
     #   gripper this far (m) above the block, or beside it: let go, as the next program needs (ours; None = off)
     goal_z_tolerance: float | None = None  # reward: each block also within this height of its target
@@ -217,6 +220,7 @@ class ScheduleConfig:
         c.number("chained_handoff", ge=0.0, le=1.0)
         c.number("chained_place", ge=0.0, le=1.0)
         c.choice("chained_place_family", (None, "Stack", "Move_To_Zone"))
+        c.number("chained_other_zone", ge=0.0, le=1.0)
         c.number("chained_jitter", ge=0.0, lt=0.025)  # under half a block (InitialStateConfig)
         weights = self.chained_tower_weights
         c.require(weights is None or (len(weights) == 3 and min(weights) >= 0.0 and sum(weights) > 0.0),

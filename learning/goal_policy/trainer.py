@@ -82,16 +82,18 @@ class Progress:
 
 def training_starts(chained: float, handoff: float = 0.0, place: float = 0.0, place_family: str | None = None,
                     jitter: float = TRAINING.chain_jitter,
-                    tower_weights: tuple[float, float, float] | None = None) -> Any:
+                    tower_weights: tuple[float, float, float] | None = None, other_zone: float = 0.0) -> Any:
     """D.1's training distribution, with a share ``chained`` of chained starts, ``place`` of them
     (of the programs of ``place_family``, None: all) with the program's block held above its
     target, ``handoff`` of the rest with the last placed block still held; each placement of a
     chained start up to ``jitter`` off in x and y, a Stack's onto towers of 1, 2, 3 blocks in the
-    proportions ``tower_weights`` (None: equally often)."""
+    proportions ``tower_weights`` (None: equally often), a share ``other_zone`` of them with the blocks
+    their setting leaves unused first put in the other zone."""
     if chained == 0.0:
         return "training"
     return replace(TRAINING, p_chained=chained, chain_handoff=handoff, chain_place=place, place_family=place_family,
-                   chain_jitter=jitter, tower_weights=None if tower_weights is None else tuple(tower_weights))
+                   chain_jitter=jitter, tower_weights=None if tower_weights is None else tuple(tower_weights),
+                   chain_other_zone=other_zone)
 
 
 class GoalPolicyTrainer:
@@ -105,7 +107,8 @@ class GoalPolicyTrainer:
                                                                              sch.chained_place,
                                                                              sch.chained_place_family,
                                                                              sch.chained_jitter,
-                                                                             sch.chained_tower_weights),
+                                                                             sch.chained_tower_weights,
+                                                                             sch.chained_other_zone),
                                                              sch.horizon,
                                                              z_tolerance=sch.goal_z_tolerance,
                                                              release_height=sch.release_height)
