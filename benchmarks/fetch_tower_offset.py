@@ -32,6 +32,14 @@ def quartiles(values: list[float], digits: int) -> list[float] | None:
     return np.percentile(values, [25, 50, 75, 90]).round(digits).tolist() if values else None
 
 
+def write_rows(args: argparse.Namespace, rows: dict[str, dict], t0: float, command: str) -> None:
+    """Write a policy's ``rows`` of ``args.episodes`` table starts from ``args.seed`` to ``args.out``, stamped."""
+    seconds = round(time.perf_counter() - t0, 1)
+    write_result(args.out, {"policy": str(args.policy), "seconds": seconds, "rows": rows}, command,
+                 {"table_starts_per_row": args.episodes}, list(range(args.seed, args.seed + args.episodes)))
+    print(f"wrote {args.out} ({seconds:.0f} s)")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--policy", type=Path, required=True, help="a Fetch goal policy (.npz)")
@@ -80,11 +88,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"offset {d:<5g} {SECOND} {ok}/{args.episodes}", flush=True)
     finally:
         env.close()
-    seconds = round(time.perf_counter() - t0, 1)
-    write_result(args.out, {"policy": str(args.policy), "seconds": seconds, "rows": rows},
-                 command_line(__file__, argv), {"table_starts_per_row": args.episodes},
-                 list(range(args.seed, args.seed + args.episodes)))
-    print(f"wrote {args.out} ({seconds:.0f} s)")
+    write_rows(args, rows, t0, command_line(__file__, argv))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from provenance import command_line, write_result
+from fetch_tower_offset import write_rows
+from provenance import command_line
 
 from asg.envs.fetch import FetchBlocksEnv, acting_block, goal_setter, run_atomic, state_atoms
 from asg.envs.fetch.layout import BLOCK_POS, ZONES
@@ -81,11 +82,7 @@ def main(argv: list[str] | None = None) -> None:
                       f"held after {count['held_after']} ({count['setting_failed']} settings failed)", flush=True)
     finally:
         env.close()
-    seconds = round(time.perf_counter() - t0, 1)
-    write_result(args.out, {"policy": str(args.policy), "seconds": seconds, "rows": rows},
-                 command_line(__file__, argv), {"table_starts_per_row": args.episodes},
-                 list(range(args.seed, args.seed + args.episodes)))
-    print(f"wrote {args.out} ({seconds:.0f} s)")
+    write_rows(args, rows, t0, command_line(__file__, argv))
 
 
 if __name__ == "__main__":
