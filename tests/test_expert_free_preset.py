@@ -186,6 +186,9 @@ def test_the_committed_stages_were_trained_with_no_expert():
         fitted = json.loads((EXPERT_FREE / f"behaviour-model-{letter}" / "config.json").read_text())
         assert fitted["policy_sha256"] == checkpoint.sha256_file(EXPERT_FREE / f"goal-policy-{letter}" / "policy.npz")
         assert json.loads((EXPERT_FREE / f"meta-controller-{letter}" / "config.json").read_text())["model"] == "learned"
+    for longer in ("m700", "o700"):  # meta-controller-m and -o resumed to T5's 700 iterations, in the same model
+        assert json.loads((EXPERT_FREE / f"meta-controller-{longer}" / "config.json").read_text())["model"] == "learned"
+        assert json.loads((EXPERT_FREE / f"meta-controller-{longer}" / "result.json").read_text())["iterations"] == 700
 
 
 def test_the_continued_goal_policies_descend_from_the_rows_one():
