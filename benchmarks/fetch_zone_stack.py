@@ -52,14 +52,15 @@ def main(argv: list[str] | None = None) -> None:
 
     t0, rows = time.perf_counter(), {}
     try:
-        for zone in sorted(ZONES):
-            other = next(z for z in sorted(ZONES) if z != zone).upper()
+        zones = sorted(ZONES)
+        for z_index, zone in enumerate(zones):
+            other = zones[1 - z_index].upper()
             for row in ROWS:
                 count = {"episodes": args.episodes, "setting_failed": 0, "stacks": 0, "psi": 0, "goal_test": 0,
                          "held_after": 0}
                 for k in range(args.episodes):
                     obs, _ = env.reset(seed=args.seed + k)
-                    rng = np.random.default_rng([args.seed, k, ROWS.index(row), sorted(ZONES).index(zone)])
+                    rng = np.random.default_rng([args.seed, k, ROWS.index(row), z_index])
                     a, b, c, d = (int(x) for x in rng.permutation(4))
                     before = [f"Move_To_Zone_{c}_{other}", f"Stack_{d}_{c}"] if row != "alone" else []
                     before.append(f"Move_To_Zone_{a}_{zone.upper()}")

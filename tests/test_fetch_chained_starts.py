@@ -259,11 +259,17 @@ def test_other_zone_first_fills_the_zone_the_setting_leaves_alone():
     """``chained_other_zone``: at 0 the calls and the draws after them are those of before; at 1 the blocks
     a setting leaves unused go first into the zone it does not use (Clean_And_Stack's other half), stacked
     or side by side, the program's φ holds after them, and the env builds such starts."""
-    for name in ("Stack_0_1", "Move_To_Zone_2_ORANGE"):
-        for seed in range(30):
-            a, b = np.random.default_rng(seed), np.random.default_rng(seed)
-            assert goal_setter.setting_calls(name, a) == goal_setter.setting_calls(name, b, None, 0.0)
-            assert a.uniform() == b.uniform()
+    before = {  # setting_calls before the switch (commit 9e5942a), seeds 0-5, and the rng's next uniform after it
+        "Stack_0_1": ([("Move_To_Zone_1_BLUE",), (), (), (), ("Move_To_Zone_3_ORANGE", "Stack_2_3", "Stack_1_2"),
+                       ("Stack_2_3", "Stack_1_2")], [0.81327, 0.311831, 0.091916, 0.094129, 0.607356, 0.285801]),
+        "Move_To_Zone_2_ORANGE": ([("Move_To_Zone_0_ORANGE", "Stack_2_1"), ("Move_To_Zone_0_ORANGE",), ("Stack_2_0",),
+                                   (), ("Stack_2_0",), ("Stack_2_1",)],
+                                  [0.81327, 0.311831, 0.600101, 0.094129, 0.607356, 0.053931])}
+    for name, (calls_then, next_then) in before.items():
+        for seed, (then, after) in enumerate(zip(calls_then, next_then)):
+            rng = np.random.default_rng(seed)
+            assert goal_setter.setting_calls(name, rng, None, 0.0) == then, (name, seed)
+            assert rng.uniform() == pytest.approx(after, abs=1e-6), (name, seed)
     stacked = beside = 0
     for seed in range(80):
         rng = np.random.default_rng(seed)

@@ -168,9 +168,10 @@ def setting_calls(name: str | int, rng: np.random.Generator,
         used = {a, *tower}
     else:
         used_zone = prog.arguments[1]
-        used = {a}
-        calls = [f"Move_To_Zone_{others[0]}_{used_zone.upper()}"] if rng.uniform() < 0.5 else []
-        used.update(others[:1] if calls else [])
+        used, calls = {a}, []
+        if rng.uniform() < 0.5:
+            calls.append(f"Move_To_Zone_{others[0]}_{used_zone.upper()}")
+            used.add(others[0])
         if rng.uniform() < 0.5:
             calls.append(f"Stack_{a}_{others[1]}")
             used.add(others[1])
