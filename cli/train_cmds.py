@@ -293,10 +293,11 @@ def _train_fetch(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
         help="atomic: only these programs (comma-separated).")
 @option("--policy", type=existing("any"), scope=SUITES,
         help="fetch-programs: goal policy (default: the shipped one).")
-@option("--starts", type=click.Choice(["table", "chained", "handoff", "placing"]), scope=["atomic"],
+@option("--starts", type=click.Choice(["table", "chained", "handoff", "placing", "other_zone"]), scope=["atomic"],
         help="atomic: every block on the table (default), set up as inside a non-atomic program (chained), or "
              "chained with the last placed block still held, as a learned program leaves it (handoff), or "
-             "chained with the program's own block held 2.5-5 cm above its target (placing).")
+             "chained with the program's own block held 2.5-5 cm above its target (placing), or chained with "
+             "the blocks the setting leaves unused first put into the other zone (other_zone).")
 @option("--z-tolerance", type=click.FloatRange(min=0.0, min_open=True), scope=["atomic"],
         help="atomic: also score the same episodes with the goal test that wants each block within this height "
              "(m) of its target (the fast/learned presets' 0.02).")

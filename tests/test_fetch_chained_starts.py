@@ -290,7 +290,8 @@ def test_other_zone_first_fills_the_zone_the_setting_leaves_alone():
     assert stacked > 20 and beside > 20, (stacked, beside)
     move = goal_setter.setting_calls("Move_To_Zone_0_BLUE", np.random.default_rng(3), None, 1.0)
     assert any(c.endswith("_ORANGE") for c in move), move
-    other = replace(INITIAL_STATES["chained"], tower_weights=(1.0, 0.0, 0.0), chain_other_zone=1.0)
+    assert INITIAL_STATES["other_zone"] == replace(INITIAL_STATES["chained"], chain_other_zone=1.0)
+    other = replace(INITIAL_STATES["other_zone"], tower_weights=(1.0, 0.0, 0.0))
     env = FetchBlocksEnv(initial_state=other, max_steps=None)
     for seed in range(3):
         obs, _ = env.reset(seed=seed, options={"program": "Stack_0_1"})

@@ -142,3 +142,39 @@ def test_a_carried_run_may_change_its_share_of_chained_starts_and_records_it(fir
     assert config["config"]["schedule"]["chained_starts"] == 0.9
     assert config["carried_from"]["changed"] == {"schedule.chained_starts": [before, 0.9],
                                                  "schedule.epochs_phase2": [1, 2]}
+
+
+def test_a_carried_run_may_fine_tune_at_a_lower_learning_rate_and_keeps_snapshots(first_epoch, tmp_path):
+    """The learning rates are the optimiser fields a continued run may change (carry.FINETUNE_FIELDS): the
+    carried Adam state is kept, its step size is the new config's, and the change is recorded.
+    ``schedule.snapshot_every`` keeps the policy every N epochs for a later choice on held-out starts."""
+    from dataclasses import replace
+
+    from asg.learning.goal_policy.evaluate import load_policy
+
+    base = tiny()
+    slow = replace(base, agent=replace(base.agent, lr_actor=1e-4, lr_critic=2e-4),
+                   schedule=replace(base.schedule, epochs_phase2=2, snapshot_every=1))
+    out = train_goal_policy(slow, tmp_path / "f", carry_from=first_epoch / carry.CARRY_FILE, refill_episodes=2)
+    assert out["epochs"] == 3
+    config = json.loads((tmp_path / "f" / "config.json").read_text())
+    assert config["carried_from"]["changed"] == {"agent.lr_actor": [1e-3, 1e-4], "agent.lr_critic": [1e-3, 2e-4],
+                                                 "schedule.epochs_phase2": [1, 2]}
+    saved = read_checkpoint(tmp_path / "f")["agent"]
+    assert [g["lr"] for g in saved["actor_opt"]["param_groups"]] == [1e-4]
+    assert [g["lr"] for g in saved["critic_opt"]["param_groups"]] == [2e-4]
+    carried = carry.read_carry(first_epoch / carry.CARRY_FILE)[0]["agent"]["actor_opt"]["state"]
+    assert carried and saved["actor_opt"]["state"].keys() == carried.keys()  # Adam's moments came along
+    kept = sorted(p.name for p in (tmp_path / "f" / "snapshots").iterdir())
+    assert kept == ["policy_e0002.npz", "policy_e0003.npz"]
+    last = load_policy(tmp_path / "f" / "snapshots" / "policy_e0003.npz")
+    final = load_policy(tmp_path / "f" / "policy.npz")
+    assert all(np.array_equal(a, b) for (a, _), (b, _) in zip(last.layers, final.layers))
+
+
+def test_a_carried_run_may_not_change_other_agent_fields(first_epoch, tmp_path):
+    from dataclasses import replace
+
+    other = replace(tiny(), agent=replace(tiny().agent, gamma=0.9))
+    with pytest.raises(ConfigError, match="agent.gamma"):
+        train_goal_policy(other, tmp_path / "g", carry_from=first_epoch / carry.CARRY_FILE, refill_episodes=2)

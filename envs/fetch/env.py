@@ -24,7 +24,8 @@ from asg.envs.fetch.simulation import Simulation  # MuJoCo loads when one is bui
 
 INITIAL_STATES = {"training": TRAINING, "table": TABLE, "chained": replace(TABLE, p_chained=1.0),
                   "handoff": replace(TABLE, p_chained=1.0, chain_handoff=1.0),
-                  "placing": replace(TABLE, p_chained=1.0, chain_place=1.0)}
+                  "placing": replace(TABLE, p_chained=1.0, chain_place=1.0),
+                  "other_zone": replace(TABLE, p_chained=1.0, chain_other_zone=1.0)}
 ARM_SETTLE_STEPS = 3    # env steps for the arm to reach a random start (about 4 mm left)
 BLOCK_SETTLE_STEPS = 2  # env steps for placed blocks and a grasp to come to rest
 MAX_RESAMPLES = 200

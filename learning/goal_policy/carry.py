@@ -30,12 +30,15 @@ from asg.learning.goal_policy.config import GoalPolicyConfig
 CARRY_FILE, CARRY_KIND = "carry.npz", "goal-policy-carry"
 CARRIED = ("version", "config", "seed", "agent", "rng", "progress")  # what a carry file keeps of a checkpoint
 # fields a carried run may change: how long it trains, and speed only
-SPEED_FIELDS = ("threads", "torch_threads", "checkpoint_every")
+SPEED_FIELDS = ("threads", "torch_threads", "checkpoint_every", "snapshot_every")
 # what a continued run may change of its curriculum: the start distribution (chained starts, hand-offs,
 # placing starts) and the release the reward asks for, all ours (the run's config.json then holds the
 # new values, ``carried_from`` in its checkpoint the change); docs/fetch_programs_switches.md
 CURRICULUM_FIELDS = ("chained_starts", "chained_handoff", "chained_place", "chained_place_family", "chained_jitter",
                      "chained_tower_weights", "chained_other_zone", "release_height")
+# what a continued run may change of its optimiser: the learning rates, to fine-tune a trained policy at a
+# lower rate (the carried Adam moments are kept, the step size is the new config's; ours)
+FINETUNE_FIELDS = ("lr_actor", "lr_critic")
 
 
 def carry_tree(state: dict[str, Any]) -> dict[str, Any]:
@@ -77,13 +80,16 @@ def carried_config(config: GoalPolicyConfig | None, saved: dict[str, Any], where
     from dataclasses import replace
 
     kept = {name: getattr(old.schedule, name) for name in SPEED_FIELDS + CURRICULUM_FIELDS}
-    same = replace(config, schedule=replace(config.schedule, epochs_phase1=old.schedule.epochs_phase1,
-                                            epochs_phase2=old.schedule.epochs_phase2, **kept))
+    rates = {name: getattr(old.agent, name) for name in FINETUNE_FIELDS}
+    same = replace(config, agent=replace(config.agent, **rates),
+                   schedule=replace(config.schedule, epochs_phase1=old.schedule.epochs_phase1,
+                                    epochs_phase2=old.schedule.epochs_phase2, **kept))
     if same != old:
         a, b = cfgmod.to_dict(old), cfgmod.to_dict(same)
         diff = sorted(f"{s}.{k}" for s in a if isinstance(a[s], dict) for k in a[s] if a[s][k] != b[s][k])
         raise ConfigError(f"{where}: a carried run keeps its config ({', '.join(diff) or 'preset'} differ); only "
-                          f"the epochs and schedule.{', schedule.'.join(SPEED_FIELDS + CURRICULUM_FIELDS)} may change")
+                          f"the epochs, schedule.{', schedule.'.join(SPEED_FIELDS + CURRICULUM_FIELDS)} and "
+                              f"agent.{', agent.'.join(FINETUNE_FIELDS)} may change")
     if config.schedule.epochs_phase1 < old.schedule.epochs_phase1:
         raise ConfigError(f"{where}: phase 1 cannot be shortened once a run has started")
     return config
@@ -97,8 +103,12 @@ def check_new_folder(out: Path, checkpoint_name: str) -> None:
 
 
 def changed_fields(config: GoalPolicyConfig, saved: dict[str, Any], where: Path) -> dict[str, list[Any]]:
-    """The schedule fields a carried run changes that are not speed only: ``{"schedule.F": [old, new]}``."""
-    old = cfgmod.from_dict(saved, str(where)).schedule
-    return {f"schedule.{name}": [getattr(old, name), getattr(config.schedule, name)]
-            for name in ("epochs_phase1", "epochs_phase2", *CURRICULUM_FIELDS)
-            if getattr(old, name) != getattr(config.schedule, name)}
+    """The fields a carried run changes that are not speed only: ``{"schedule.F": [old, new]}``, and
+    ``{"agent.lr_*": [old, new]}`` for a fine-tuning rate."""
+    old = cfgmod.from_dict(saved, str(where))
+    out = {f"schedule.{name}": [getattr(old.schedule, name), getattr(config.schedule, name)]
+           for name in ("epochs_phase1", "epochs_phase2", *CURRICULUM_FIELDS)
+           if getattr(old.schedule, name) != getattr(config.schedule, name)}
+    out.update({f"agent.{name}": [getattr(old.agent, name), getattr(config.agent, name)]
+                for name in FINETUNE_FIELDS if getattr(old.agent, name) != getattr(config.agent, name)})
+    return out

@@ -200,6 +200,8 @@ class ScheduleConfig:
     threads: int = 1  # physics threads per worker (mj_step releases the GIL; ours)
     torch_threads: int = 1  # torch.set_num_threads during training (rl_anchors §3)
     checkpoint_every: int = 5  # epochs between checkpoints (ours: a full buffer pickles to ~350 MB)
+    snapshot_every: int = 0  # epochs between kept policy snapshots, snapshots/policy_eNNNN.npz, for choosing one
+    #   on a held-out suite afterwards (benchmarks/fetch_select_snapshot.py); 0 = none (ours; output only)
 
     def __post_init__(self) -> None:
         c = Checker(self, "schedule")
@@ -212,6 +214,7 @@ class ScheduleConfig:
             c.integer(name, ge=1)
         c.integer("batches", ge=0)
         c.integer("eval_episodes", ge=0)
+        c.integer("snapshot_every", ge=0)
         c.number("p_reset", ge=0.0, le=1.0)
         c.choice("phase1_goals", GOAL_MODES)
         c.number("p_program_goal", ge=0.0, le=1.0)

@@ -163,6 +163,11 @@ class DDPGAgent:
             "critic_target": self.critic_target, "actor_opt": self.actor_opt, "critic_opt": self.critic_opt}
         for key, module in modules.items():
             module.load_state_dict(data[key])
+        # the step size is the config's, not the saved one: a carried run may fine-tune at a lower rate
+        # (carry.FINETUNE_FIELDS); the same value on any other resume
+        for opt, lr in ((self.actor_opt, self.config.lr_actor), (self.critic_opt, self.config.lr_critic)):
+            for group in opt.param_groups:
+                group["lr"] = lr
         self.o_norm = Normalizer.from_state_dict(data["o_norm"])
         self.g_norm = Normalizer.from_state_dict(data["g_norm"])
         self.updates = int(data["updates"])

@@ -98,7 +98,7 @@ def program_success(worker: RolloutWorker, policy: PolicySnapshot, programs: Seq
     return out
 
 
-STARTS = ("table", "chained", "handoff", "placing")
+STARTS = ("table", "chained", "handoff", "placing", "other_zone")
 
 
 def evaluate_atomic(policy_path: str | Path | PolicySnapshot, episodes: int = 100, seed: int = 0,
@@ -113,7 +113,9 @@ def evaluate_atomic(policy_path: str | Path | PolicySnapshot, episodes: int = 10
     inside a non-atomic program (a Stack onto a tower, a Move into a half-full zone), or
     ``handoff``: chained, with the block the last call placed still in the closed fingers, where a
     learned program leaves it, or ``placing``: chained, with the program's own block held in the
-    closed fingers 2.5-5 cm above its target (``initial_states.py``).
+    closed fingers 2.5-5 cm above its target, or ``other_zone``: chained, the blocks the setting
+    leaves unused first put into the other zone, as Clean_And_Stack and Clean_Table leave them
+    (``initial_states.py``, ``goal_setter.setting_calls``).
     ``z_tolerance``: the same episodes also scored with the goal test that wants each block within
     that height of its target (the height tolerance of ``fast``/``learned``): ``tolerant_success``,
     ``tolerant_families``, ``mean_tolerant_success``.

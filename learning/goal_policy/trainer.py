@@ -58,6 +58,7 @@ from asg.learning.run_dir import RunDir, StageProgress, StopOnSignal
 from asg.learning.torch_state import torch_threads
 
 CHECKPOINT_VERSION = ckpt.VERSION
+SNAPSHOTS = "snapshots"  # the folder of a run's kept policy snapshots (schedule.snapshot_every)
 STAGE, DOMAIN = "goal-policy", "fetch-programs"
 CHECKPOINT_KIND = "goal-policy-trainer"
 IDENTITY = ("domain", "stage", "seed", "task")  # what config.json and the checkpoint must share
@@ -555,6 +556,8 @@ def _train_loop(trainer: GoalPolicyTrainer, run: RunDir, progress: StageProgress
         test = f", test {row['test_success']:.2f} (epoch {p.epoch}, phase {row['phase']})"
         run.write_metrics(p.rows)
         save_policy(trainer.agent.snapshot(), run_dir / POLICY_FILE)
+        if sch.snapshot_every and p.epoch % sch.snapshot_every == 0:
+            save_policy(trainer.agent.snapshot(), run_dir / SNAPSHOTS / f"policy_e{p.epoch:04d}.npz")
         if p.epoch % sch.checkpoint_every == 0 or p.epoch == last:
             plot_curves(run_dir / CURVES, p.rows, sch.epochs_phase1)  # a second or so: with checkpoints
             write_checkpoint(trainer, run)

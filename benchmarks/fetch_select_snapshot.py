@@ -1,0 +1,100 @@
+"""Choose a goal-policy snapshot on a held-out suite of atomic starts (issue 36; ours, not the paper's).
+
+A goal-policy run with ``schedule.snapshot_every`` N keeps ``snapshots/policy_eNNNN.npz`` every N
+epochs. DDPG+HER's success moves between program families and start settings from one stretch of
+training to the next (benchmarks/results/fetch_programs/expert_free/README.txt), so the last
+epoch's weights need not be the best ones. This scores every snapshot of the given run folders
+on a validation suite that no evaluation of the results uses (its own seed, ``--seed``): the goal
+test of every atomic program from table starts, from chained starts (a Stack onto a tower, a Move
+into a half-full zone; ``initial_states.py``) and from chained starts whose unused blocks were first
+put into the other zone (``other_zone``, as Clean_And_Stack and Clean_Table leave them), ``--episodes``
+per program and setting. A snapshot's score is its worst family-and-setting rate (Move_To_Zone and
+Stack, in each setting): the row of Table 2 needs every family in every setting. Ties go to the
+later epoch.
+
+    python benchmarks/fetch_select_snapshot.py --runs runs/ef-gp-q runs/ef-gp-r [--episodes 8]
+        [--every 10] [--jobs 2] [--out FILE]
+
+It prints one line per snapshot and writes the rows and the choice to ``--out`` (stamped with its
+command, commit, budget and seeds). Model selection on held-out data: the atomic evaluation
+(seed 0) and Table 2 that follow use other starts.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from provenance import command_line, write_result
+
+from asg.learning.goal_policy.evaluate import evaluate_atomic
+
+SETTINGS = ("table", "chained", "other_zone")
+SNAPSHOT = re.compile(r"policy_e(\d{4,})\.npz$")
+
+
+def snapshots(run: Path, every: int) -> list[tuple[int, Path]]:
+    """The run folder's snapshots whose epoch is a multiple of ``every``, by epoch."""
+    found = sorted((int(m.group(1)), p) for p in (run / "snapshots").glob("policy_e*.npz")
+                   if (m := SNAPSHOT.search(p.name)))
+    return [(epoch, path) for epoch, path in found if epoch % every == 0]
+
+
+def score(path: Path, episodes: int, seed: int) -> dict:
+    """The snapshot's family rates per setting (goal test) and its score, the worst of them."""
+    rates = {}
+    for setting in SETTINGS:
+        result = evaluate_atomic(path, episodes=episodes, seed=seed, starts=setting)
+        rates.update({f"{setting}/{fam}": rate for fam, rate in result["families"].items()})
+    return {"rates": rates, "score": min(rates.values())}
+
+
+class _Serial:
+    """``--jobs 1``: the pool's ``map`` in this process."""
+
+    def __enter__(self) -> _Serial:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    map = staticmethod(map)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=Path, nargs="+", required=True, help="goal-policy run folders")
+    parser.add_argument("--episodes", type=int, default=8, help="episodes per program and setting")
+    parser.add_argument("--every", type=int, default=5, help="score snapshots of epochs that are multiples of this")
+    parser.add_argument("--seed", type=int, default=7919, help="the validation suite's seed (not 0, the evaluation's)")
+    parser.add_argument("--jobs", type=int, default=1, help="snapshots scored at once (processes)")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/fetch_select_snapshot.json"))
+    args = parser.parse_args(argv)
+    if min(args.episodes, args.every, args.jobs) < 1:
+        parser.error("--episodes, --every and --jobs must be >= 1")
+    if args.seed == 0:
+        parser.error("--seed: 0 is the atomic evaluation's seed; the validation suite needs its own")
+    candidates = [(run, epoch, path) for run in args.runs for epoch, path in snapshots(run, args.every)]
+    missing = [str(run) for run in args.runs if not any(c[0] == run for c in candidates)]
+    if missing:
+        parser.error(f"--runs: no snapshots/policy_eNNNN.npz in {', '.join(missing)} (schedule.snapshot_every)")
+    t0, rows = time.perf_counter(), []
+    paths, n = [c[2] for c in candidates], len(candidates)
+    with ProcessPoolExecutor(args.jobs) if args.jobs > 1 else _Serial() as pool:
+        scores = pool.map(score, paths, [args.episodes] * n, [args.seed] * n)
+        for k, ((run, epoch, path), scored) in enumerate(zip(candidates, scores), 1):
+            row = {"run": str(run), "epoch": epoch, "policy": str(path), **scored}
+            rows.append(row)
+            cells = " ".join(f"{name} {rate:.3f}" for name, rate in row["rates"].items())
+            print(f"[{k}/{len(candidates)}] {run.name} epoch {epoch}: score {row['score']:.3f} ({cells})", flush=True)
+    best = max(rows, key=lambda r: (r["score"], r["epoch"]))
+    seconds = round(time.perf_counter() - t0, 1)
+    write_result(args.out, {"chosen": best, "rows": rows, "settings": list(SETTINGS), "seconds": seconds},
+                 command_line(__file__, argv), {"episodes_per_program_and_setting": args.episodes}, [args.seed])
+    print(f"chosen: {best['policy']} (score {best['score']:.3f}); wrote {args.out} ({seconds:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
