@@ -10,10 +10,12 @@ into a half-full zone; ``initial_states.py``) and from chained starts whose unus
 put into the other zone (``other_zone``, as Clean_And_Stack and Clean_Table leave them), ``--episodes``
 per program and setting. A snapshot's score is its worst family-and-setting rate (Move_To_Zone and
 Stack, in each setting): the row of Table 2 needs every family in every setting. Ties go to the
-later epoch.
+later epoch. With ``--average-from E`` each run also offers the weight average of its snapshots from
+epoch E on (stochastic weight averaging, ``evaluate.average_policies``), written beside them as
+``snapshots/average_eE-eL.npz``.
 
     python benchmarks/fetch_select_snapshot.py --runs runs/ef-gp-q runs/ef-gp-r [--episodes 8]
-        [--every 10] [--jobs 2] [--out FILE]
+        [--every 10] [--average-from 960] [--jobs 2] [--out FILE]
 
 It prints one line per snapshot and writes the rows and the choice to ``--out`` (stamped with its
 command, commit, budget and seeds). Model selection on held-out data: the atomic evaluation
@@ -29,7 +31,7 @@ from pathlib import Path
 
 from provenance import command_line, write_result
 
-from asg.learning.goal_policy.evaluate import evaluate_atomic
+from asg.learning.goal_policy.evaluate import average_policies, evaluate_atomic, save_policy
 
 SETTINGS = ("table", "chained", "other_zone")
 SNAPSHOT = re.compile(r"policy_e(\d{4,})\.npz$")
@@ -40,6 +42,18 @@ def snapshots(run: Path, every: int) -> list[tuple[int, Path]]:
     found = sorted((int(m.group(1)), p) for p in (run / "snapshots").glob("policy_e*.npz")
                    if (m := SNAPSHOT.search(p.name)))
     return [(epoch, path) for epoch, path in found if epoch % every == 0]
+
+
+def averaged(run: Path, every: int, first: int) -> tuple[int, Path] | None:
+    """The weight average of the run's snapshots from epoch ``first`` on, written to its snapshots
+    folder: (last epoch, path); None when fewer than two snapshots qualify."""
+    picked = [(epoch, path) for epoch, path in snapshots(run, every) if epoch >= first]
+    if len(picked) < 2:
+        return None
+    last = picked[-1][0]
+    path = run / "snapshots" / f"average_e{picked[0][0]:04d}-e{last:04d}.npz"
+    save_policy(average_policies([p for _, p in picked]), path)
+    return last, path
 
 
 def score(path: Path, episodes: int, seed: int) -> dict:
@@ -69,6 +83,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--episodes", type=int, default=8, help="episodes per program and setting")
     parser.add_argument("--every", type=int, default=5, help="score snapshots of epochs that are multiples of this")
     parser.add_argument("--seed", type=int, default=7919, help="the validation suite's seed (not 0, the evaluation's)")
+    parser.add_argument("--average-from", type=int, default=None, metavar="EPOCH",
+                        help="also score each run's weight average of its snapshots from this epoch on")
+    parser.add_argument("--averages-only", action="store_true",
+                        help="with --average-from: score the averages alone (the snapshots scored before)")
     parser.add_argument("--jobs", type=int, default=1, help="snapshots scored at once (processes)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/fetch_select_snapshot.json"))
     args = parser.parse_args(argv)
@@ -80,16 +98,24 @@ def main(argv: list[str] | None = None) -> None:
     missing = [str(run) for run in args.runs if not any(c[0] == run for c in candidates)]
     if missing:
         parser.error(f"--runs: no snapshots/policy_eNNNN.npz in {', '.join(missing)} (schedule.snapshot_every)")
+    if args.averages_only and args.average_from is None:
+        parser.error("--averages-only needs --average-from")
+    if args.averages_only:
+        candidates = []
+    if args.average_from is not None:
+        candidates += [(run, *found) for run in args.runs
+                       if (found := averaged(run, args.every, args.average_from)) is not None]
     t0, rows = time.perf_counter(), []
     paths, n = [c[2] for c in candidates], len(candidates)
     with ProcessPoolExecutor(args.jobs) if args.jobs > 1 else _Serial() as pool:
         scores = pool.map(score, paths, [args.episodes] * n, [args.seed] * n)
         for k, ((run, epoch, path), scored) in enumerate(zip(candidates, scores), 1):
-            row = {"run": str(run), "epoch": epoch, "policy": str(path), **scored}
+            kind = "average" if path.name.startswith("average_") else "snapshot"
+            row = {"run": str(run), "epoch": epoch, "kind": kind, "policy": str(path), **scored}
             rows.append(row)
             cells = " ".join(f"{name} {rate:.3f}" for name, rate in row["rates"].items())
-            print(f"[{k}/{len(candidates)}] {run.name} epoch {epoch}: score {row['score']:.3f} ({cells})", flush=True)
-    best = max(rows, key=lambda r: (r["score"], r["epoch"]))
+            print(f"[{k}/{len(candidates)}] {run.name} {path.stem}: score {row['score']:.3f} ({cells})", flush=True)
+    best = max(rows, key=lambda r: (r["score"], r["epoch"], r["kind"] == "snapshot"))
     seconds = round(time.perf_counter() - t0, 1)
     write_result(args.out, {"chosen": best, "rows": rows, "settings": list(SETTINGS), "seconds": seconds},
                  command_line(__file__, argv), {"episodes_per_program_and_setting": args.episodes}, [args.seed])

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import REPO, benchmark_script
 
-from asg.learning.goal_policy.evaluate import load_policy, save_policy
+from asg.learning.goal_policy.evaluate import average_policies, load_policy, save_policy
 
 POLICY = REPO / "learning" / "pretrained" / "fetch_goal_policy.npz"
 
@@ -26,11 +27,15 @@ def test_the_snapshot_that_acts_is_chosen_over_one_that_stands_still(tmp_path):
     save_policy(still, run / "snapshots" / "policy_e0020.npz")
     out = tmp_path / "chosen.json"
     benchmark_script("fetch_select_snapshot").main(["--runs", str(run), "--episodes", "2", "--every", "10",
-                                                     "--out", str(out)])
+                                                     "--average-from", "10", "--out", str(out)])
     data = json.loads(out.read_text())
     assert data["command"].startswith("python benchmarks/fetch_select_snapshot.py") and data["seeds"] == [7919]
-    rows = {r["epoch"]: r for r in data["rows"]}
+    rows = {r["epoch"]: r for r in data["rows"] if r["kind"] == "snapshot"}
     assert set(rows) == {10, 20}
+    average = [r for r in data["rows"] if r["kind"] == "average"]
+    assert [(r["epoch"], Path(r["policy"]).name) for r in average] == [(20, "average_e0010-e0020.npz")]
+    w_avg = load_policy(run / "snapshots" / "average_e0010-e0020.npz").layers[-1][0]
+    assert np.allclose(w_avg, w / 2)  # the mean of the trained layer and the zeroed one
     settings, families = ("table", "chained", "other_zone"), ("Move_To_Zone", "Stack")
     assert set(rows[10]["rates"]) == {f"{s}/{f}" for s in settings for f in families}
     assert rows[20]["score"] == 0.0 < rows[10]["score"] == min(rows[10]["rates"].values())
@@ -45,3 +50,12 @@ def test_bad_arguments_are_one_line(tmp_path, capsys, args, message):
     with pytest.raises(SystemExit) as stop:
         benchmark_script("fetch_select_snapshot").main(["--runs", str(tmp_path), *args])
     assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_policies_of_different_shapes_are_not_averaged():
+    good = load_policy(POLICY)
+    w, b = good.layers[-1]
+    smaller = replace(good, layers=good.layers[:-1] + ((w[:2], b[:2]),))
+    with pytest.raises(ValueError, match="different shapes"):
+        average_policies([good, smaller])
+    assert all(np.array_equal(a, c) for (a, _), (c, _) in zip(average_policies([good, good]).layers, good.layers))

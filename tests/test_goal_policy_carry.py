@@ -178,3 +178,17 @@ def test_a_carried_run_may_not_change_other_agent_fields(first_epoch, tmp_path):
     other = replace(tiny(), agent=replace(tiny().agent, gamma=0.9))
     with pytest.raises(ConfigError, match="agent.gamma"):
         train_goal_policy(other, tmp_path / "g", carry_from=first_epoch / carry.CARRY_FILE, refill_episodes=2)
+
+
+def test_a_carried_run_may_emulate_more_actors_and_records_it(first_epoch, tmp_path):
+    """``schedule.actors`` (T5: 28) may change on a carry: twice the episodes a cycle from then on."""
+    from dataclasses import replace
+
+    base = tiny()
+    more = replace(base, schedule=replace(base.schedule, actors=2, epochs_phase2=2))
+    out = train_goal_policy(more, tmp_path / "a", carry_from=first_epoch / carry.CARRY_FILE, refill_episodes=0)
+    config = json.loads((tmp_path / "a" / "config.json").read_text())
+    assert config["carried_from"]["changed"] == {"schedule.actors": [1, 2], "schedule.epochs_phase2": [1, 2]}
+    before = read_checkpoint(first_epoch)["progress"]["episodes"]
+    assert out["epochs"] == 3  # epochs 2 and 3, each of one cycle of two actors' episodes
+    assert out["episodes"] - before == 2 * 2 * base.schedule.cycles * base.schedule.episodes_per_cycle

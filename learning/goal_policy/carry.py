@@ -39,6 +39,9 @@ CURRICULUM_FIELDS = ("chained_starts", "chained_handoff", "chained_place", "chai
 # what a continued run may change of its optimiser: the learning rates, to fine-tune a trained policy at a
 # lower rate (the carried Adam moments are kept, the step size is the new config's; ours)
 FINETUNE_FIELDS = ("lr_actor", "lr_critic")
+# ... and how many of the paper's actors the learner emulates (episodes per cycle and rows per update × actors;
+# T5: 28), e.g. to continue a one-actor run with the paper's larger averaged batches
+SCALE_FIELDS = ("actors",)
 
 
 def carry_tree(state: dict[str, Any]) -> dict[str, Any]:
@@ -73,13 +76,14 @@ def read_carry(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
 def carried_config(config: GoalPolicyConfig | None, saved: dict[str, Any], where: Path) -> GoalPolicyConfig:
     """The carried config; a given one may differ only in the epochs (phase 1 never shorter), in
     the speed-only fields ``schedule.threads``, ``torch_threads``, ``checkpoint_every`` and in the
-    curriculum fields ``CURRICULUM_FIELDS`` (see ``changed_fields``)."""
+    curriculum fields ``CURRICULUM_FIELDS``, ``schedule.actors`` and the learning rates (see
+    ``changed_fields``)."""
     old = cfgmod.from_dict(saved, str(where))
     if config is None:
         return old
     from dataclasses import replace
 
-    kept = {name: getattr(old.schedule, name) for name in SPEED_FIELDS + CURRICULUM_FIELDS}
+    kept = {name: getattr(old.schedule, name) for name in SPEED_FIELDS + CURRICULUM_FIELDS + SCALE_FIELDS}
     rates = {name: getattr(old.agent, name) for name in FINETUNE_FIELDS}
     same = replace(config, agent=replace(config.agent, **rates),
                    schedule=replace(config.schedule, epochs_phase1=old.schedule.epochs_phase1,
@@ -88,8 +92,8 @@ def carried_config(config: GoalPolicyConfig | None, saved: dict[str, Any], where
         a, b = cfgmod.to_dict(old), cfgmod.to_dict(same)
         diff = sorted(f"{s}.{k}" for s in a if isinstance(a[s], dict) for k in a[s] if a[s][k] != b[s][k])
         raise ConfigError(f"{where}: a carried run keeps its config ({', '.join(diff) or 'preset'} differ); only "
-                          f"the epochs, schedule.{', schedule.'.join(SPEED_FIELDS + CURRICULUM_FIELDS)} and "
-                              f"agent.{', agent.'.join(FINETUNE_FIELDS)} may change")
+                          f"the epochs, schedule.{', schedule.'.join(SPEED_FIELDS + CURRICULUM_FIELDS + SCALE_FIELDS)}"
+                          f" and agent.{', agent.'.join(FINETUNE_FIELDS)} may change")
     if config.schedule.epochs_phase1 < old.schedule.epochs_phase1:
         raise ConfigError(f"{where}: phase 1 cannot be shortened once a run has started")
     return config
@@ -107,7 +111,7 @@ def changed_fields(config: GoalPolicyConfig, saved: dict[str, Any], where: Path)
     ``{"agent.lr_*": [old, new]}`` for a fine-tuning rate."""
     old = cfgmod.from_dict(saved, str(where))
     out = {f"schedule.{name}": [getattr(old.schedule, name), getattr(config.schedule, name)]
-           for name in ("epochs_phase1", "epochs_phase2", *CURRICULUM_FIELDS)
+           for name in ("epochs_phase1", "epochs_phase2", *CURRICULUM_FIELDS, *SCALE_FIELDS)
            if getattr(old.schedule, name) != getattr(config.schedule, name)}
     out.update({f"agent.{name}": [getattr(old.agent, name), getattr(config.agent, name)]
                 for name in FINETUNE_FIELDS if getattr(old.agent, name) != getattr(config.agent, name)})

@@ -73,6 +73,23 @@ def load_policy(path: str | Path) -> PolicySnapshot:
         raise CheckpointError(f"{path}: not a policy file ({type(err).__name__})") from None
 
 
+def average_policies(policies: Sequence[str | Path | PolicySnapshot]) -> PolicySnapshot:
+    """The actors' weights averaged, layer by layer, with the last policy's normaliser statistics:
+    stochastic weight averaging (Izmailov et al., UAI 2018; in deep RL, Nikishin et al. 2018) of
+    snapshots of one run, whose normalisers have drifted little by then (ours, never a preset's)."""
+    loaded = [_as_policy(p) for p in policies]
+    if not loaded:
+        raise ValueError("no policies to average")
+    shapes = [tuple(w.shape for w, _ in p.layers) for p in loaded]
+    if len(set(shapes)) != 1:
+        raise ValueError(f"policies of different shapes cannot be averaged: {sorted(set(shapes))}")
+    last = loaded[-1]
+    layers = tuple((np.mean([p.layers[i][0] for p in loaded], axis=0).astype(w.dtype),
+                    np.mean([p.layers[i][1] for p in loaded], axis=0).astype(b.dtype))
+                   for i, (w, b) in enumerate(last.layers))
+    return PolicySnapshot(layers, last.o_stats, last.g_stats, last.clip_obs)
+
+
 def _as_policy(policy: str | Path | PolicySnapshot) -> PolicySnapshot:
     return policy if isinstance(policy, PolicySnapshot) else load_policy(policy)
 
