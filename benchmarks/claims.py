@@ -180,6 +180,8 @@ CLAIMS: list[Claim] = [
           lambda d: f"{d['iterations']} iterations"),
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/meta-controller-m/result.json",
           lambda d: f"[{d['iterations']}]"),
+    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/snapshot_choice_qr.json",
+          lambda d: f"scores {_two(d['chosen']['score'])} on held-out starts"),
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-m/zone_stack_60.json",
           lambda d: f"ψ in {d['rows']['orange_theta']['psi']} of {d['rows']['orange_theta']['stacks']}"),
     Claim("AlphaNPI-X, `paper` preset", f"{FETCH}/paper_pipeline/epochs-30/atomic.json", _atomic),

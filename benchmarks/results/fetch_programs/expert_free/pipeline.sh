@@ -5,20 +5,21 @@
 # runs its atomic evaluation and end-state counts beside the behaviour model's collection, the meta-controller
 # and Table 2's three modes side by side, each copied here as <stage>-STAGE/. Stages i and j ran it (as
 # runs/ef_i_pipeline.sh and runs/ef_j_pipeline.sh; i's run had no move_end step, measured after it).
-# With EPOCH, the stage's policy.npz is the run's snapshot of that epoch (snapshots/policy_eEPOCH.npz, as chosen
-# by benchmarks/fetch_select_snapshot.py) and the run's last policy is kept as policy_last.npz.
+# With SNAPSHOT, the stage's policy.npz is that file of the run's snapshots/ folder (policy_eNNNN.npz or a weight
+# average, average_eA-eB.npz, as chosen by benchmarks/fetch_select_snapshot.py), and the run's last policy is kept
+# as policy_last.npz.
 set -ex
-S=${1:?usage: pipeline.sh STAGE [EPOCH] (the letter of goal-policy-STAGE; the snapshot's epoch, 4 digits)}
-EPOCH=${2:-}
+S=${1:?usage: pipeline.sh STAGE [SNAPSHOT] (the letter of goal-policy-STAGE; a file in the snapshots/ folder of its run)}
+SNAPSHOT=${2:-}
 cd "$(dirname "$0")/../../../.."
 EF=benchmarks/results/fetch_programs/expert_free
 while [ ! -f runs/ef-gp-$S/result.json ]; do sleep 20; done
 mkdir -p $EF/goal-policy-$S
 cp runs/ef-gp-$S/{carry.npz,policy.npz,config.json,metrics.csv,curves.png,checkpoint.json,result.json} $EF/goal-policy-$S/
 cp runs/ef-gp-$S.log $EF/goal-policy-$S/train.log
-if [ -n "$EPOCH" ]; then
+if [ -n "$SNAPSHOT" ]; then
   mv $EF/goal-policy-$S/policy.npz $EF/goal-policy-$S/policy_last.npz
-  cp runs/ef-gp-$S/snapshots/policy_e$EPOCH.npz $EF/goal-policy-$S/policy.npz
+  cp runs/ef-gp-$S/snapshots/$SNAPSHOT $EF/goal-policy-$S/policy.npz
 fi
 P=$EF/goal-policy-$S/policy.npz
 (asg eval --domain fetch-programs --suite atomic --starts table --policy $P --episodes 100 --z-tolerance 0.02 --json > runs/ef-$S-atomic.json
