@@ -11,8 +11,8 @@ put into the other zone (``other_zone``, as Clean_And_Stack and Clean_Table leav
 per program and setting. A snapshot's score is its worst family-and-setting rate (Move_To_Zone and
 Stack, in each setting): the row of Table 2 needs every family in every setting. Ties go to the
 later epoch. With ``--average-from E`` each run also offers the weight average of its snapshots from
-epoch E on (stochastic weight averaging, ``evaluate.average_policies``), written beside them as
-``snapshots/average_eE-eL.npz``.
+epoch E on (stochastic weight averaging, ``evaluate.average_policies``), written beside ``--out``
+as ``<out>_averages/<run>_average_eE-eL.npz`` (a training run's folder has one writer, its trainer).
 
     python benchmarks/fetch_select_snapshot.py --runs runs/ef-gp-q runs/ef-gp-r [--episodes 8]
         [--every 10] [--average-from 960] [--jobs 2] [--out FILE]
@@ -44,14 +44,14 @@ def snapshots(run: Path, every: int) -> list[tuple[int, Path]]:
     return [(epoch, path) for epoch, path in found if epoch % every == 0]
 
 
-def averaged(run: Path, every: int, first: int) -> tuple[int, Path] | None:
-    """The weight average of the run's snapshots from epoch ``first`` on, written to its snapshots
-    folder: (last epoch, path); None when fewer than two snapshots qualify."""
+def averaged(run: Path, every: int, first: int, folder: Path) -> tuple[int, Path] | None:
+    """The weight average of the run's snapshots from epoch ``first`` on, written to ``folder``:
+    (last epoch, path); None when fewer than two snapshots qualify."""
     picked = [(epoch, path) for epoch, path in snapshots(run, every) if epoch >= first]
     if len(picked) < 2:
         return None
     last = picked[-1][0]
-    path = run / "snapshots" / f"average_e{picked[0][0]:04d}-e{last:04d}.npz"
+    path = folder / f"{run.name}_average_e{picked[0][0]:04d}-e{last:04d}.npz"
     save_policy(average_policies([p for _, p in picked]), path)
     return last, path
 
@@ -103,14 +103,15 @@ def main(argv: list[str] | None = None) -> None:
     if args.averages_only:
         candidates = []
     if args.average_from is not None:
+        folder = args.out.parent / f"{args.out.stem}_averages"
         candidates += [(run, *found) for run in args.runs
-                       if (found := averaged(run, args.every, args.average_from)) is not None]
+                       if (found := averaged(run, args.every, args.average_from, folder)) is not None]
     t0, rows = time.perf_counter(), []
     paths, n = [c[2] for c in candidates], len(candidates)
     with ProcessPoolExecutor(args.jobs) if args.jobs > 1 else _Serial() as pool:
         scores = pool.map(score, paths, [args.episodes] * n, [args.seed] * n)
         for k, ((run, epoch, path), scored) in enumerate(zip(candidates, scores), 1):
-            kind = "average" if path.name.startswith("average_") else "snapshot"
+            kind = "average" if "_average_e" in path.name else "snapshot"
             row = {"run": str(run), "epoch": epoch, "kind": kind, "policy": str(path), **scored}
             rows.append(row)
             cells = " ".join(f"{name} {rate:.3f}" for name, rate in row["rates"].items())

@@ -192,16 +192,18 @@ def test_the_committed_stages_were_trained_with_no_expert():
 
 
 def test_the_continued_goal_policies_descend_from_the_rows_one():
-    """goal-policy-d to -p continue the first row's goal policy carry by carry (the SHA-256 each config
+    """goal-policy-d to -u continue the first row's goal policy carry by carry (the SHA-256 each config
     records is the committed carry file before it), with no demonstrations and no DAgger; what each
-    changed is a curriculum field of ours, named in ``carried_from.changed``."""
+    changed is a curriculum field of ours, a learning rate or the emulated actors, named in
+    ``carried_from.changed``."""
     from asg.learning import checkpoint
 
     chain = ("goal-policy-c", "goal-policy-d", "goal-policy-e", "goal-policy-f", "goal-policy-g", "goal-policy-h",
              "goal-policy-i", "goal-policy-j", "goal-policy-k", "goal-policy-l")
     branches = (("goal-policy-k", "goal-policy-m"),  # m continues k, beside l
                 ("goal-policy-m", "goal-policy-n"), ("goal-policy-m", "goal-policy-o"),  # n and o continue m
-                ("goal-policy-o", "goal-policy-p"))
+                ("goal-policy-o", "goal-policy-p"),
+                *(("goal-policy-m", f"goal-policy-{x}") for x in "qrstu"))  # scored on held-out starts
     for before, stage in (*zip(chain, chain[1:]), *branches):
         saved = json.loads((EXPERT_FREE / stage / "config.json").read_text())
         config, carried = saved["config"], saved["carried_from"]
@@ -209,7 +211,8 @@ def test_the_continued_goal_policies_descend_from_the_rows_one():
         assert carried["sha256"] == checkpoint.sha256_file(EXPERT_FREE / before / "carry.npz"), stage
         assert {key.split(".")[1] for key in carried["changed"]} <= {
             "chained_starts", "chained_handoff", "chained_place", "chained_place_family", "chained_jitter",
-            "chained_tower_weights", "chained_other_zone", "release_height", "epochs_phase2"}, stage
+            "chained_tower_weights", "chained_other_zone", "release_height", "epochs_phase2",
+            "lr_actor", "lr_critic", "actors"}, stage
     final = json.loads((EXPERT_FREE / "goal-policy-m" / "config.json").read_text())["config"]["schedule"]  # the row's
     assert (final["chained_handoff"], final["chained_place"], final["release_height"]) == (0.5, 0.4, 0.05)
     assert (final["chained_place_family"], final["chained_tower_weights"]) == ("Stack", [1.0, 1.0, 2.0])

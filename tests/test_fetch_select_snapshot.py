@@ -33,8 +33,10 @@ def test_the_snapshot_that_acts_is_chosen_over_one_that_stands_still(tmp_path):
     rows = {r["epoch"]: r for r in data["rows"] if r["kind"] == "snapshot"}
     assert set(rows) == {10, 20}
     average = [r for r in data["rows"] if r["kind"] == "average"]
-    assert [(r["epoch"], Path(r["policy"]).name) for r in average] == [(20, "average_e0010-e0020.npz")]
-    w_avg = load_policy(run / "snapshots" / "average_e0010-e0020.npz").layers[-1][0]
+    written = tmp_path / "chosen_averages" / "run_average_e0010-e0020.npz"  # beside --out, not in the run
+    assert [(r["epoch"], Path(r["policy"])) for r in average] == [(20, written)]
+    assert sorted(p.name for p in (run / "snapshots").iterdir()) == ["policy_e0010.npz", "policy_e0020.npz"]
+    w_avg = load_policy(written).layers[-1][0]
     assert np.allclose(w_avg, w / 2)  # the mean of the trained layer and the zeroed one
     settings, families = ("table", "chained", "other_zone"), ("Move_To_Zone", "Stack")
     assert set(rows[10]["rates"]) == {f"{s}/{f}" for s in settings for f in families}

@@ -5,11 +5,11 @@
 # runs its atomic evaluation and end-state counts beside the behaviour model's collection, the meta-controller
 # and Table 2's three modes side by side, each copied here as <stage>-STAGE/. Stages i and j ran it (as
 # runs/ef_i_pipeline.sh and runs/ef_j_pipeline.sh; i's run had no move_end step, measured after it).
-# With SNAPSHOT, the stage's policy.npz is that file of the run's snapshots/ folder (policy_eNNNN.npz or a weight
-# average, average_eA-eB.npz, as chosen by benchmarks/fetch_select_snapshot.py), and the run's last policy is kept
-# as policy_last.npz.
+# With SNAPSHOT, the stage's policy.npz is that policy file (a snapshot, runs/ef-gp-STAGE/snapshots/policy_eNNNN.npz,
+# or a weight average, as chosen by benchmarks/fetch_select_snapshot.py), and the run's last policy is kept as
+# policy_last.npz.
 set -ex
-S=${1:?usage: pipeline.sh STAGE [SNAPSHOT] (the letter of goal-policy-STAGE; a file in the snapshots/ folder of its run)}
+S=${1:?usage: pipeline.sh STAGE [SNAPSHOT] (the letter of goal-policy-STAGE; a policy file chosen for it)}
 SNAPSHOT=${2:-}
 cd "$(dirname "$0")/../../../.."
 EF=benchmarks/results/fetch_programs/expert_free
@@ -19,7 +19,7 @@ cp runs/ef-gp-$S/{carry.npz,policy.npz,config.json,metrics.csv,curves.png,checkp
 cp runs/ef-gp-$S.log $EF/goal-policy-$S/train.log
 if [ -n "$SNAPSHOT" ]; then
   mv $EF/goal-policy-$S/policy.npz $EF/goal-policy-$S/policy_last.npz
-  cp runs/ef-gp-$S/snapshots/$SNAPSHOT $EF/goal-policy-$S/policy.npz
+  cp "$SNAPSHOT" $EF/goal-policy-$S/policy.npz
 fi
 P=$EF/goal-policy-$S/policy.npz
 (asg eval --domain fetch-programs --suite atomic --starts table --policy $P --episodes 100 --z-tolerance 0.02 --json > runs/ef-$S-atomic.json
