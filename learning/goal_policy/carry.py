@@ -75,7 +75,7 @@ def read_carry(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def carried_config(config: GoalPolicyConfig | None, saved: dict[str, Any], where: Path) -> GoalPolicyConfig:
     """The carried config; a given one may differ only in the epochs (phase 1 never shorter), in
-    the speed-only fields ``schedule.threads``, ``torch_threads``, ``checkpoint_every`` and in the
+    the speed-only fields ``SPEED_FIELDS`` (threads, torch threads, checkpoint and snapshot intervals), in the
     curriculum fields ``CURRICULUM_FIELDS``, ``schedule.actors`` and the learning rates (see
     ``changed_fields``)."""
     old = cfgmod.from_dict(saved, str(where))

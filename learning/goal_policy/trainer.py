@@ -555,9 +555,10 @@ def _train_loop(trainer: GoalPolicyTrainer, run: RunDir, progress: StageProgress
             raise KeyboardInterrupt
         test = f", test {row['test_success']:.2f} (epoch {p.epoch}, phase {row['phase']})"
         run.write_metrics(p.rows)
-        save_policy(trainer.agent.snapshot(), run_dir / POLICY_FILE)
+        policy = trainer.agent.snapshot()
+        save_policy(policy, run_dir / POLICY_FILE)
         if sch.snapshot_every and p.epoch % sch.snapshot_every == 0:
-            save_policy(trainer.agent.snapshot(), run_dir / SNAPSHOTS / f"policy_e{p.epoch:04d}.npz")
+            save_policy(policy, run_dir / SNAPSHOTS / f"policy_e{p.epoch:04d}.npz")
         if p.epoch % sch.checkpoint_every == 0 or p.epoch == last:
             plot_curves(run_dir / CURVES, p.rows, sch.epochs_phase1)  # a second or so: with checkpoints
             write_checkpoint(trainer, run)
