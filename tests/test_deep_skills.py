@@ -269,6 +269,39 @@ def test_categorical_input_is_one_hot_per_channel_and_numpy_acting_matches_the_n
         assert np.allclose(numpy_q(net.numpy_views(), x[row], head, 5), out[row], atol=1e-5)
 
 
+
+def test_hot_columns_give_the_one_hot_network_its_values_and_gradients():
+    """The update feeds one-hot codes as their hot columns (``OneHot.hot``, ``one_hot_linear``): the
+    same Q-values, TD loss and weight gradients as the dense layer on the one-hot rows."""
+    one_hot = deep_skills.OneHot((11, 6, 3), 12)
+    rng = np.random.default_rng(3)
+    counts = deep_skills.code_counts((11, 6, 3), 12)
+    codes = (rng.random((40, 12)) * counts).astype(np.uint8)
+    hot, dense = torch.from_numpy(one_hot.hot(codes)), torch.from_numpy(one_hot(codes))
+    assert hot.dtype == torch.long and hot.shape == (40, 12)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        net, target = QNetwork(one_hot.width, (16, 8), 3, 4), QNetwork(one_hot.width, (16, 8), 3, 4)
+    heads = torch.from_numpy(rng.integers(0, 3, 40))
+    assert torch.allclose(net(hot, heads), net(dense, heads), atol=1e-5)
+    batch = {"a": torch.from_numpy(rng.integers(0, 4, 20)), "head": heads[:20],
+             "r": torch.from_numpy(rng.random(20).astype(np.float32)), "done": torch.zeros(20),
+             "ret": torch.full((20,), -np.inf)}
+    grads = []
+    for x in (hot, dense):
+        net.zero_grad()
+        loss = td_loss(net, target, {**batch, "s": x[:20], "s2": x[20:], "both": x}, 0.9, True, 0.5)
+        loss.backward()
+        grads.append((loss.item(), [p.grad.clone() for p in net.parameters()]))
+    assert grads[0][0] == pytest.approx(grads[1][0], rel=1e-5)
+    assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(grads[0][1], grads[1][1]))
+    assert grads[0][1][0].abs().sum() > 0  # the first layer learns through the hot columns
+    before = net(hot, heads).detach()
+    optimizer = torch.optim.Adam(net.parameters(), lr=0.01)
+    td_update(net, target, optimizer, {**batch, "s": hot[:20], "s2": hot[20:], "both": hot}, 0.9, True, 10.0, 0.5)
+    after = net(hot, heads).detach()  # the weight's transposed copy follows the step
+    assert not torch.allclose(after, before) and torch.allclose(after, net(dense, heads), atol=1e-5)
+
 def test_codes_input_is_one_scaled_value_per_position_and_learns_with_acting_matching_the_network():
     scaled = deep_skills.ScaledCodes((4, 2), 3)  # positions of 4, 2 and 4 codes
     codes = np.array([[0, 1, 3], [3, 0, 2]], np.uint8)

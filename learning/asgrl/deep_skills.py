@@ -104,13 +104,54 @@ class OneHot:
         self.width = int(counts.sum())
 
     def __call__(self, codes: np.ndarray) -> np.ndarray:
-        codes = np.asarray(codes).reshape(len(codes), -1).astype(np.int64)
-        out = np.zeros((codes.shape[0], self.width), np.float32)
-        out[np.arange(codes.shape[0])[:, None], self.offsets + codes] = 1.0
+        hot = self.hot(codes)
+        out = np.zeros((hot.shape[0], self.width), np.float32)
+        out[np.arange(hot.shape[0])[:, None], hot] = 1.0
         return out
+
+    def hot(self, codes: np.ndarray) -> np.ndarray:
+        """(m, n) category codes -> (m, n) int64: the column of each position's 1 in the one-hot row
+        (the network's update reads these, ``one_hot_linear``)."""
+        return np.asarray(codes).reshape(len(codes), -1).astype(np.int64) + self.offsets
 
 
 # ---------------------------------------------------------------------------------- network
+class _OneHotLinear(torch.autograd.Function):
+    """``nn.functional.linear`` of one-hot rows given by their hot columns: the forward pass sums the
+    weight's hot columns (``embedding_bag``), n per row instead of a product over all of the one-hot
+    width; the weight's gradient is the dense product with the one-hot rows, which on the CPU is
+    faster than ``embedding_bag``'s scatter backward. The same function and gradients as the dense
+    layer on the one-hot matrix, up to the order of float sums."""
+
+    @staticmethod
+    def forward(ctx: Any, hot: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
+                columns: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(hot)
+        ctx.width = weight.shape[1]
+        return nn.functional.embedding_bag(hot, columns, mode="sum") + bias
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[None, torch.Tensor | None, torch.Tensor | None, None]:
+        (hot,) = ctx.saved_tensors
+        grad_weight = grad_bias = None
+        if ctx.needs_input_grad[1]:
+            rows = torch.zeros(hot.shape[0], ctx.width, dtype=grad.dtype).scatter_(1, hot, 1.0)
+            grad_weight = grad.t() @ rows
+        if ctx.needs_input_grad[2]:
+            grad_bias = grad.sum(0)
+        return None, grad_weight, grad_bias, None
+
+
+def one_hot_linear(hot: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
+                   columns: torch.Tensor | None = None) -> torch.Tensor:
+    """hot (B, n) long, the hot column of each of n positions -> (B, out): a linear layer (weight
+    (out, width), bias (out,)) on the one-hot rows, without building them in the forward pass;
+    ``columns``: the weight's transpose, contiguous (made here when not given)."""
+    if columns is None:
+        columns = weight.detach().t().contiguous()
+    return _OneHotLinear.apply(hot, weight, bias, columns)
+
+
 class QNetwork(nn.Module):
     """An MLP torso over the network input (``network_input``) and one head of Q-values per skill."""
 
@@ -124,10 +165,27 @@ class QNetwork(nn.Module):
         self.torso = nn.Sequential(*layers)
         self.heads = nn.Linear(width, n_heads * n_actions)
         self.n_heads, self.n_actions = n_heads, n_actions
+        self._columns: tuple[tuple[int, int], torch.Tensor] | None = None  # ``columns``' last copy
+
+    def columns(self) -> torch.Tensor:
+        """The first layer's weight transposed, (width, out) contiguous, for ``one_hot_linear``: copied
+        again only after the weight changed (an optimiser step or a load writes it in place, which
+        bumps its version counter; torch's fused Adam does not, so it is not used here)."""
+        weight = self.torso[0].weight
+        key = (weight._version, weight.data_ptr())
+        if self._columns is None or self._columns[0] != key:
+            self._columns = (key, weight.detach().t().contiguous())
+        return self._columns[1]
 
     def forward(self, x: torch.Tensor, head: torch.Tensor) -> torch.Tensor:
-        """x (B, n_in) float, head (B,) long -> Q (B, n_actions) of each row's skill."""
-        out = self.heads(self.torso(x)).view(-1, self.n_heads, self.n_actions)
+        """x (B, n_in) float, or (B, n) long: the hot columns of one-hot rows (``OneHot.hot``), the
+        same function without the one-hot matrix; head (B,) long -> Q (B, n_actions) of each row's skill."""
+        if x.dtype == torch.long:
+            first = self.torso[0]
+            x = self.torso[1:](one_hot_linear(x, first.weight, first.bias, self.columns()))
+        else:
+            x = self.torso(x)
+        out = self.heads(x).view(-1, self.n_heads, self.n_actions)
         return out[torch.arange(out.shape[0]), head]
 
     def numpy_views(self) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -182,7 +240,9 @@ def network_input(stored: np.ndarray, one_hot: OneHot | ScaledCodes | None) -> n
 def _tensors(batch: dict[str, np.ndarray], extra_reward: np.ndarray,
              one_hot: OneHot | ScaledCodes | None) -> dict[str, torch.Tensor]:
     n = len(batch["a"])
-    both = torch.from_numpy(network_input(np.concatenate([batch["s"], batch["s2"]]), one_hot))  # (2n, d): s, then s2
+    stored = np.concatenate([batch["s"], batch["s2"]])
+    # (2n, d): s, then s2; one-hot codes go as their hot columns (``QNetwork.forward``)
+    both = torch.from_numpy(one_hot.hot(stored) if isinstance(one_hot, OneHot) else network_input(stored, one_hot))
     return {"s": both[:n], "s2": both[n:], "both": both,
             "a": torch.from_numpy(batch["a"].astype(np.int64)),
             "head": torch.from_numpy(batch["head"].astype(np.int64)),
@@ -204,13 +264,9 @@ def td_loss(net: QNetwork, target: QNetwork, t: dict[str, torch.Tensor], gamma: 
     """
     n = t["s"].shape[0]
     s_s2 = t["both"] if "both" in t else torch.cat([t["s"], t["s2"]])  # (2n, d) rows of s, then of s2
-    if double_q:  # one forward of the online net over s and s2
-        both = net(s_s2, torch.cat([t["head"], t["head"]]))
-        q_all, next_online = both[:n], both[n:].detach()
-    else:
-        q_all, next_online = net(t["s"], t["head"]), None
-    q = q_all.gather(1, t["a"][:, None])[:, 0]
+    q = net(t["s"], t["head"]).gather(1, t["a"][:, None])[:, 0]  # the only pass the gradient goes through
     with torch.no_grad():
+        next_online = net(t["s2"], t["head"]) if double_q else None
         if action_gap:
             frozen = target(s_s2, torch.cat([t["head"], t["head"]]))
             here, next_target = frozen[:n], frozen[n:]
