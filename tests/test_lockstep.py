@@ -7,6 +7,7 @@ corridor, stops and resumes, and closes its episodes when the world's code fails
 """
 from __future__ import annotations
 
+import copy
 import re
 import shutil
 
@@ -126,6 +127,33 @@ def test_a_lockstep_of_one_env_is_the_serial_loop(binding, novelty):
         assert sum(serial.novelty.counts.values()) == serial.env_steps
     else:
         assert serial.novelty is None
+
+
+def test_an_episode_the_trainer_cuts_teaches_the_meta_controller_nothing(binding):
+    """The trainer cuts episodes in flight (the budget's end; in lockstep every checkpoint and stop
+    too): the running skill ends with no verdict, so no meta transition and no meta replay, in the
+    serial loop as in the lockstep. Before, each cut episode taught a failure: 16 or 32 of them at
+    every checkpoint, which changed the meta-controller's greedy choices between an evaluation and
+    the checkpoint saved after it."""
+    cfg = config(None, 10_000, seed=2)
+    subgoals = make_subgoals(cfg, binding.task)
+    serial, twin = build_learner(cfg, subgoals, 4), build_learner(cfg, subgoals, 4)
+    env = binding.make_env(max_steps=200)
+    for seed in range(100, 120):
+        serial.train_episode(env, binding.labeler, seed, 10**6)
+    updates, q, memory = serial.meta.updates, copy.deepcopy(serial.meta.q), len(serial.meta.memory)
+    stats = serial.train_episode(env, binding.labeler, 999, 1)  # cut after one step of its first skill
+    assert stats.steps == 1 and not stats.success and len(stats.skills) == 1
+    assert (serial.meta.updates, serial.meta.q, len(serial.meta.memory)) == (updates, q, memory)
+    lock = Lockstep(twin, [binding.make_env(max_steps=200) for _ in range(4)], binding.labeler)
+    with torch_threads(1):
+        for i in range(4):
+            lock.start(i, 200 + i)
+        lock.tick(10**6)
+        updates, episodes = twin.meta.updates, twin.episodes
+        cut = lock.cut_all()
+    assert len(cut) == 4 and all(stats.steps == 1 and len(stats.skills) == 1 for stats in cut)
+    assert twin.meta.updates == updates and twin.episodes == episodes + 4 and lock.idle()
 
 
 # ----------------------------------------------------------------------------- four envs

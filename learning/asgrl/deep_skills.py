@@ -163,6 +163,7 @@ class QNetwork(nn.Module):
             layers += [nn.Linear(width, h), nn.ReLU()]
             width = h
         self.torso = nn.Sequential(*layers)
+        self._linears = [m for m in layers if isinstance(m, nn.Linear)]  # the torso's layers, each + ReLU
         self.heads = nn.Linear(width, n_heads * n_actions)
         self.n_heads, self.n_actions = n_heads, n_actions
         self._columns: tuple[tuple[int, int], torch.Tensor] | None = None  # ``columns``' last copy
@@ -180,12 +181,13 @@ class QNetwork(nn.Module):
     def forward(self, x: torch.Tensor, head: torch.Tensor) -> torch.Tensor:
         """x (B, n_in) float, or (B, n) long: the hot columns of one-hot rows (``OneHot.hot``), the
         same function without the one-hot matrix; head (B,) long -> Q (B, n_actions) of each row's skill."""
-        if x.dtype == torch.long:
-            first = self.torso[0]
-            x = self.torso[1:](one_hot_linear(x, first.weight, first.bias, self.columns()))
-        else:
-            x = self.torso(x)
-        out = self.heads(x).view(-1, self.n_heads, self.n_actions)
+        for i, layer in enumerate(self._linears):  # layer by layer, without the modules' call overhead
+            if i == 0 and x.dtype == torch.long:
+                x = one_hot_linear(x, layer.weight, layer.bias, self.columns())
+            else:
+                x = nn.functional.linear(x, layer.weight, layer.bias)
+            x = torch.relu(x)
+        out = nn.functional.linear(x, self.heads.weight, self.heads.bias).view(-1, self.n_heads, self.n_actions)
         return out[torch.arange(out.shape[0]), head]
 
     def numpy_views(self) -> list[tuple[np.ndarray, np.ndarray]]:

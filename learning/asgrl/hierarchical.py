@@ -130,24 +130,25 @@ class HierarchicalLearner:
 
     # ------------------------------------------------------------------ one skill
     def _run_skill(self, wrapper: SubgoalWrapper, g: int, z: int, s: int, achieved: list[int],
-                   learn: bool, budget: int) -> tuple[bool, int, int, bool]:
-        """Run skill z of subgoal g; returns (reached, last state id, steps, env over)."""
+                   learn: bool, budget: int) -> tuple[bool, int, int, bool, bool]:
+        """Run skill z of subgoal g; returns (reached, last state id, steps, env over, cut): ``cut``
+        when the trainer's step budget ran out before the skill ended (the env over too)."""
         skills = self.skill_sets[g]
         skill = skills.skills[z]
         if wrapper.begin(g, achieved):
-            return True, s, 0, False
+            return True, s, 0, False, False
         bonus = skills.bonus_fn(z) if learn else None
         if learn:
             skills.on_rollout(z)
         rng = self.rng
         failure_bonus = self.cfg.diversity.bonus_on_failure
-        steps, reached, env_over = 0, False, False
+        steps, reached, env_over, cut = 0, False, False, False
         while steps < budget:
             a = skill.act(s, rng) if learn else skill.greedy(s)
             try:
                 obs, reward, terminated, truncated, info = wrapper.step(a)
-            except UserCodeError as exc:  # the world's own code failed: the episode ends at the step before
-                self._failure, env_over = exc, True
+            except UserCodeError as exc:  # the world's own code failed: the episode is cut at the step before
+                self._failure, env_over, cut = exc, True, True
                 break
             steps += 1
             s2 = self._sid(obs, learn)
@@ -164,11 +165,11 @@ class HierarchicalLearner:
                 env_over = bool(info.get("env_over"))
                 break
         else:
-            env_over = True  # the step budget ran out
+            env_over = cut = True  # the step budget ran out
         if learn:
             skills.on_segment_end(z, reached)
             self.env_steps += steps
-        return reached, s, steps, env_over
+        return reached, s, steps, env_over, cut
 
     # ------------------------------------------------------------------ one episode
     def _torch_block(self) -> ContextManager[Any]:
@@ -204,9 +205,12 @@ class HierarchicalLearner:
             state = self._meta_state(history, achieved, s)
             g, z = self.meta.choose(state, actions, self.rng, greedy=not learn)
             start = wrapper.labels
-            reached, s, n, env_over = self._run_skill(wrapper, g, z, s, achieved, learn, budget - steps)
+            reached, s, n, env_over, cut = self._run_skill(wrapper, g, z, s, achieved, learn, budget - steps)
             segments.append((g, start, wrapper.labels if reached else None))
             steps += n
+            if cut and learn:  # the trainer stopped the skill, not the world: no verdict to learn from
+                history.append((g, z))
+                break
             if learn and self.cfg.dead_end_after:
                 if came_from is not None:
                     self.skill_sets[came_from[0]].on_continued(came_from[1], reached)

@@ -36,11 +36,13 @@ env steps are counted per tick, evaluation points fall on the first tick at or p
 other envs' episodes wait in flight; evaluation changes no learner), and the loop is consistent
 (checkpoint, stop, the end of the budget) only with no episode in flight. It gets there by
 cutting every episode in flight short at its last step, as a spent step budget does in the
-serial loop: at the periodic checkpoints (deterministic, so a run is the same with and without
+serial loop, at the periodic checkpoints (deterministic, so a run is the same with and without
 them), at the budget, on a stop request (Ctrl-C, SIGTERM: the next tick) and when the world's
 code fails. A run stopped by a signal and resumed is therefore the uninterrupted run up to the
 stop and, after it, the run whose in-flight episodes were cut there; resumed twice, it is the
-same run twice.
+same run twice. The skill running in a cut episode ends with no verdict: no meta transition, as
+the trainer stopped it, not the world (before, each cut taught the meta-controller a failure, N
+at every checkpoint, and the policy saved could differ from the one just evaluated).
 """
 from __future__ import annotations
 
@@ -245,11 +247,19 @@ class Lockstep:
         learner.meta.update(t, learner.rng)
 
     def _close(self, i: int) -> EpisodeStats:
-        """End env ``i``'s episode now: a skill that ended on its last step ends as it did, a running
-        one fails; either way the episode is over (env over)."""
+        """End env ``i``'s episode now: a skill that ended on its last step ends as it did; a running
+        one is cut, its segment closed with no verdict (no meta transition: the trainer stopped it,
+        not the world, as the serial loop's spent budget); either way the episode is over."""
         ep = self._ep(i)
-        reached = ep.ended[0] if ep.ended is not None else False
-        self._end_skill(i, reached, True)
+        if ep.ended is not None:
+            self._end_skill(i, ep.ended[0], True)
+        else:
+            skills = self.learner.skill_sets[ep.g]
+            skills.skills[ep.z].use_segment(ep.segment)
+            skills.on_segment_end(ep.z, False)
+            ep.segment = []
+            ep.segments.append((ep.g, ep.start, None))
+            ep.history.append((ep.g, ep.z))
         return self._finish(i)
 
     def _finish(self, i: int) -> EpisodeStats:
