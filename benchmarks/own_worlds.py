@@ -334,7 +334,12 @@ def main(argv: list[str] | None = None) -> int:
             run_jobs(work, progress=stages, on_done=ppo_done, **where)
         finally:
             stages.close()
-    payload = reduce_runs(args.out, args.results, command_line(__file__, argv), tuple(args.trained_by) or COMMANDS)
+    command = command_line(__file__, argv)
+    # the runs' own commands: --trained-by; this command when it trained a grid of its own (not the
+    # default --out of the committed table); else the commands of benchmarks/results/own_worlds/
+    own_grid = not args.reduce_only and args.out != parser.get_default("out")
+    trained_by = tuple(args.trained_by) or ((command,) if own_grid else COMMANDS)
+    payload = reduce_runs(args.out, args.results, command, trained_by)
     print(json.dumps(payload["rows"], indent=2))
     return 0
 
