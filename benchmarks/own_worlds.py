@@ -95,17 +95,18 @@ COMMANDS = (  # what made benchmarks/results/own_worlds/ (each resumes where it 
 
 # ---------------------------------------------------------------------------------------- ASGRL
 def asgrl_cells(worlds: list[str], seeds: range, steps: int, eval_every: int, eval_episodes: int,
-                out: Path, n_envs: int = 1, deep: dict[str, Any] | None = None) -> list[Cell]:
+                out: Path, n_envs: int = 1, deep: dict[str, Any] | None = None,
+                learner: dict[str, Any] | None = None) -> list[Cell]:
     """The ASGRL cells without figures yet, seeds outer: the run ``asg train --env ID --labeler
     labels:NAME --model FILE --skills deep --steps S --eval-episodes E --config seed<N>.config.json``
     makes in ``examples/<world>/`` (the world registered here from that folder). ``deep``: fields of
-    ``learner.deep`` to set as well (``--deep``)."""
+    ``learner.deep`` to set as well (``--deep``); ``learner``: other fields of ``learner`` (``--learner``)."""
     schedule: dict[str, Any] = {"eval_interval": eval_every, "curve_eval": "epsilon"}  # ε-greedy curve points (Sec. 5)
     fields = dict(deep or {})
     if n_envs > 1:  # deep.n_envs: skill episodes in lock-step (learning/asgrl/lockstep.py); 1 is the serial loop
         fields["n_envs"] = n_envs
-    if fields:
-        schedule["learner"] = {"deep": fields}
+    if fields or learner:
+        schedule["learner"] = {**(learner or {}), **({"deep": fields} if fields else {})}
     owned = {}
     for world in worlds:
         env_id, folder, labeler, model = WORLDS[world]
@@ -280,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="ASGRL's deep.n_envs: envs whose skill episodes run in lock-step (1: the serial loop)")
     parser.add_argument("--deep", type=json.loads, default={}, metavar="JSON",
                         help="ASGRL: fields of learner.deep, e.g. '{\"encoding\": \"codes\", \"hidden\": [64, 64]}'")
+    parser.add_argument("--learner", type=json.loads, default={}, metavar="JSON",
+                        help="ASGRL: other fields of learner, e.g. '{\"meta\": {\"state\": \"landmarks\"}}'")
     parser.add_argument("--eval-episodes", type=int, default=20)
     parser.add_argument("--out", type=Path, default=Path("runs/own_worlds"))
     parser.add_argument("--results", type=Path, default=None,
@@ -300,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{option}: unknown {unknown[0]!r}; choose from {', '.join(known)}")
     if not isinstance(args.deep, dict):
         parser.error("--deep: expected a JSON object of learner.deep fields")
+    if not isinstance(args.learner, dict) or "deep" in args.learner:
+        parser.error("--learner: expected a JSON object of learner fields (learner.deep's go in --deep)")
     if args.results is None:  # a trial run's table goes beside its runs, not over the committed one
         args.results = RESULTS if args.out == parser.get_default("out") else args.out
     seeds = range(args.first_seed, args.first_seed + args.seeds)
@@ -315,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
 
         _, interrupted = run_benchmark_grid(
             asgrl_cells(worlds, seeds, args.steps, args.eval_every, args.eval_episodes, out, args.n_envs,
-                        args.deep), out,
+                        args.deep, args.learner), out,
             where, done)
         if interrupted:
             return 130

@@ -7,10 +7,16 @@ from toy_domains import Corridor, corridor_binding
 
 from asg import pddl_models
 from asg.learning.asgrl.config import MetaConfig, TrainConfig, default_learner, merge_overrides
-from asg.learning.asgrl.meta_controller import MetaController, MetaTransition, history_state, low_level_state
+from asg.learning.asgrl.meta_controller import (
+    MetaController,
+    MetaTransition,
+    history_state,
+    landmark_state,
+    low_level_state,
+)
 from asg.learning.asgrl.subgoals import Subgoal, SubgoalSet, SubgoalWrapper, landmark_subgoals
 from asg.learning.asgrl.trainer import train
-from asg.learning.errors import DomainError
+from asg.learning.errors import ConfigError, DomainError
 from asg.planning import load_task
 from asg.planning.task import Atom
 
@@ -138,3 +144,14 @@ def test_low_level_meta_state_and_curriculum_also_solve_the_toy():
     assert low.success_rate == 1.0
     cur = train(_toy_config("asgrl-curriculum", 0, diversity={"k": 2}), binding)
     assert cur.success_rate == 1.0
+
+
+def test_landmark_meta_state_is_the_achieved_subgoals_and_solves_the_toy():
+    """``meta.state = "landmarks"`` (ours): one state per prefix of achieved subgoals, whichever
+    skills achieved them; the toy is solved with it as with the history."""
+    assert landmark_state([0, 2]) == (0, 2) and landmark_state([]) == ()
+    binding = corridor_binding()
+    result = train(_toy_config("asgrl", 0, diversity={"k": 2}, meta={"state": "landmarks"}), binding)
+    assert result.success_rate == 1.0
+    with pytest.raises(ConfigError, match="meta.state"):
+        _toy_config("asgrl", 0, meta={"state": "skills"})

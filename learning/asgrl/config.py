@@ -203,7 +203,10 @@ class MetaConfig:
     memory_size: int = 100  # meta replay memory (§1.7)
     replay_batches: int = 5  # batches replayed per meta update, from memory and from meta-SIL (§1.7)
     batch_size: int = 32  # meta replay batch (§1.7)
-    state: Literal["history", "low-level"] = "history"  # meta-state (App. E; F.3)
+    # meta-state: "history" of chosen (subgoal, skill) pairs (App. E), "low-level" (achieved
+    # subgoals, low-level state id; F.3), or "landmarks" (ours, off in every preset): the achieved
+    # subgoals alone, one state where the history has k^depth (docs/asgrl.md, issue 39's KeyInBox)
+    state: Literal["history", "low-level", "landmarks"] = "history"
 
     def __post_init__(self) -> None:
         c = Checker(self, "meta")
@@ -377,8 +380,8 @@ class HierarchicalConfig:
         c.require(self.skills == "deep" or self.deep.n_envs == 1, "deep",
                   f"n_envs > 1 runs deep skills in lockstep: expected skills \"deep\", got {show(self.skills)}")
         if self.skills == "deep":
-            c.require(self.meta.state == "history", "skills",
-                      "deep skills need meta.state \"history\" (images are no table keys), "
+            c.require(self.meta.state in ("history", "landmarks"), "skills",
+                      "deep skills need meta.state \"history\" or \"landmarks\" (images are no table keys), "
                       f"got {show(self.meta.state)}")
             c.require(self.diversity.abstraction == "kmeans", "skills",
                       "deep skills count terminal images by k-means cluster (App. D): expected "

@@ -32,6 +32,7 @@ from asg.learning.asgrl.meta_controller import (
     MetaController,
     MetaTransition,
     history_state,
+    landmark_state,
     low_level_state,
 )
 from asg.learning.asgrl.novelty import LabelNovelty
@@ -80,6 +81,8 @@ class HierarchicalLearner:
     def _meta_state(self, history: list[MetaAction], achieved: list[int], s: int) -> Hashable:
         if self.cfg.meta.state == "history":
             return history_state(history)
+        if self.cfg.meta.state == "landmarks":
+            return landmark_state(achieved)
         return low_level_state(achieved, s)
 
     def _novelty(self, g: int, labels: frozenset) -> float:

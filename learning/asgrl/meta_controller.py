@@ -1,7 +1,8 @@
 """The meta-controller: tabular Q-learning over (meta-state, (subgoal, skill)) (ASGRL Sec. 4.2).
 
 Meta-states (App. E, F.3): ``history_state`` is the tuple of (subgoal, skill) pairs run so far
-this episode; ``low_level_state`` is (achieved subgoals, low-level state id). Actions are
+this episode; ``low_level_state`` is (achieved subgoals, low-level state id); ``landmark_state``
+(ours) the achieved subgoals alone. Actions are
 (subgoal, skill) pairs: the skill for the next subgoal, and which subgoal when linearizations
 branch. The update follows reference_code.md §1.7: lr 0.5, γ 0.99, target r + γ·max over the next
 decision's actions (0 when terminal), plus replay from a small memory and from meta-SIL (whole
@@ -36,6 +37,13 @@ class MetaTransition:
 def history_state(history: Sequence[MetaAction]) -> Hashable:
     """History-based meta-state (App. E)."""
     return tuple(history)
+
+
+def landmark_state(achieved: Sequence[int]) -> Hashable:
+    """Landmark meta-state (``meta.state = "landmarks"``, ours): the subgoals achieved so far, in
+    order, without which skill achieved them; k skills a landmark give one state where the history
+    gives k^depth."""
+    return tuple(achieved)
 
 
 def low_level_state(achieved: Sequence[int], state_id: int) -> Hashable:
