@@ -211,14 +211,13 @@ class HierarchicalLearner:
             reached, s, n, env_over, cut = self._run_skill(wrapper, g, z, s, achieved, learn, budget - steps)
             segments.append((g, start, wrapper.labels if reached else None))
             steps += n
+            history.append((g, z))
             if cut and learn:  # the trainer stopped the skill, not the world: no verdict to learn from
-                history.append((g, z))
                 break
             if learn and self.cfg.dead_end_after:
                 if came_from is not None:
                     self.skill_sets[came_from[0]].on_continued(came_from[1], reached)
                 came_from = (g, s) if reached else None
-            history.append((g, z))
             reward = 0.0
             if reached:
                 achieved.append(g)

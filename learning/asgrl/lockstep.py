@@ -221,19 +221,22 @@ class Lockstep:
             return True
         return False
 
-    def _end_skill(self, i: int, reached: bool, env_over: bool) -> None:
-        """The running skill ended: its segment closes (SIL, ε, curriculum), then the meta transition."""
+    def _end_skill(self, i: int, reached: bool, env_over: bool, cut: bool = False) -> None:
+        """The running skill ended: its segment closes (SIL, ε, curriculum), then the meta transition
+        (none when ``cut``: the trainer stopped the skill, not the world)."""
         ep = self._ep(i)
         skills = self.learner.skill_sets[ep.g]
         skills.skills[ep.z].use_segment(ep.segment)
         skills.on_segment_end(ep.z, reached)
         ep.segment = []
-        self._after_skill(i, reached, env_over)
+        self._after_skill(i, reached, env_over, cut)
 
-    def _after_skill(self, i: int, reached: bool, env_over: bool) -> None:
+    def _after_skill(self, i: int, reached: bool, env_over: bool, cut: bool = False) -> None:
         learner, ep, labels = self.learner, self._ep(i), self.wrappers[i].labels
         ep.segments.append((ep.g, ep.start, labels if reached else None))
         ep.history.append((ep.g, ep.z))
+        if cut:
+            return
         reward = 0.0
         if reached:
             ep.achieved.append(ep.g)
@@ -250,16 +253,8 @@ class Lockstep:
         """End env ``i``'s episode now: a skill that ended on its last step ends as it did; a running
         one is cut, its segment closed with no verdict (no meta transition: the trainer stopped it,
         not the world, as the serial loop's spent budget); either way the episode is over."""
-        ep = self._ep(i)
-        if ep.ended is not None:
-            self._end_skill(i, ep.ended[0], True)
-        else:
-            skills = self.learner.skill_sets[ep.g]
-            skills.skills[ep.z].use_segment(ep.segment)
-            skills.on_segment_end(ep.z, False)
-            ep.segment = []
-            ep.segments.append((ep.g, ep.start, None))
-            ep.history.append((ep.g, ep.z))
+        ended = self._ep(i).ended
+        self._end_skill(i, ended is not None and ended[0], True, cut=ended is None)
         return self._finish(i)
 
     def _finish(self, i: int) -> EpisodeStats:
