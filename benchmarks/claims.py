@@ -87,6 +87,13 @@ def _own_world(data: dict[str, Any], world: str, method: str) -> str:
     return f"{_two(row['final_success_mean'])} ({row['seeds']} seeds, {_steps(budget)} steps)"
 
 
+def _repaired_vs_omitted(data: dict[str, Any], world: str) -> str:
+    rows = {r["world"]: r for r in data["rows"] if r["method"] == "asgrl"}
+    omitted, repaired = rows[world], rows[f"{world}-repaired"]
+    return (f"median {repaired['median_steps_to_0.9']} env steps to 0.9 against {omitted['median_steps_to_0.9']} "
+            f"({repaired['seeds']} seeds")
+
+
 def _table2(data: dict[str, Any]) -> str:
     return " / ".join(_two(data["families"][name]) for name in TABLE2)
 
@@ -144,6 +151,8 @@ CLAIMS: list[Claim] = [
           lambda d: f"{_all_worlds(d, 'table')} on four models"),
     Claim("ASGRL, asg defaults", f"{RESULTS}/figure3/asg_cap_d20.json",
           lambda d: f"{d['meta']['seeds']} seeds, {d['meta']['steps'] // 1000}k steps"),
+    Claim("Model repair hints", f"{RESULTS}/own_worlds/repaired_10seeds/own_worlds.json",
+          lambda d: _repaired_vs_omitted(d, "keyinbox")),
     Claim("Pixel-Mario", f"{RESULTS}/pixel_mario/pixel_mario.json",
           lambda d: f"{d['proto-kmeans']['summary']['solved']}/{d['proto-kmeans']['summary']['n']} seeds, "
                     f"{d['proto-kmeans']['steps'] // 1000}k steps"),

@@ -29,7 +29,10 @@ its usual exploration left in: ASGRL ε = 0.05 (the paper's protocol, Sec. 5, ``
 "epsilon"``), PPO sampling its own policy; "steps to 0.9" is the first point at or above 0.9. At
 the end both are scored on 100 fresh layouts (``--final-episodes``) under both protocols (ASGRL:
 ``asg eval RUN --episodes 100``, greedy and ε = 0.05; PPO: sampled and deterministic);
-``final_success`` is the first of each. A run's figures go to ``<out>/<world>/<method>/seed<N>.json``
+``final_success`` is the first of each. Both are scored on the same layouts: PPO's curve points on
+ASGRL's curve layouts, its sampled and deterministic finals on ASGRL's ε and greedy final layouts
+(``evaluation.eval_seeds``, ``epsilon_eval_seeds``; PPO runs before 2026-12-06 drew layouts of their
+own). A run's figures go to ``<out>/<world>/<method>/seed<N>.json``
 (an ASGRL run's own folder, as ``asg train`` writes it, is ``seed<N>/`` beside it, and
 ``seed<N>.config.json`` its evaluation schedule as an ``asg train --config`` file); a run with
 figures is not trained again, an interrupted ASGRL run resumes from its checkpoint, so the command
@@ -44,6 +47,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +58,7 @@ from provenance import command_line, stamp
 
 from asg.cli.options import add_grid_arguments, grid_arguments, run_benchmark_grid
 from asg.cli.progress import Stages
+from asg.learning.asgrl.evaluation import epsilon_eval_seeds, eval_seeds
 from asg.learning.asgrl.grid import Cell, GridRun, Job, run_jobs
 from asg.learning.asgrl.trainer import evaluate_run, own_world
 from asg.learning.run_dir import atomic_write, atomic_write_json
@@ -148,13 +153,14 @@ def view_env(env_id: str, seed: int | None = None) -> Any:
     return FlattenObservation(ImgObsWrapper(gym.make(env_id)))
 
 
-def score(policy: Any, env_id: str, episodes: int, seed: int, normalize: Any, deterministic: bool = False) -> float:
-    """Success rate of the policy (sampled, or its most likely actions) over ``episodes`` layouts
-    (reset seeds ``seed``...)."""
+def score(policy: Any, env_id: str, seeds: Sequence[int], normalize: Any, deterministic: bool = False) -> float:
+    """Success rate of the policy (sampled, or its most likely actions) over the layouts of the reset
+    ``seeds``: ASGRL's own evaluation layouts (``evaluation.eval_seeds`` and ``epsilon_eval_seeds``),
+    so that both learners are scored on the same layouts."""
     env = view_env(env_id)
     wins = 0
-    for i in range(episodes):
-        obs, _ = env.reset(seed=seed + i)
+    for layout in seeds:
+        obs, _ = env.reset(seed=int(layout))
         done, reward = False, 0.0
         while not done:
             x = normalize.normalize_obs(obs[None]) if normalize is not None else obs[None]
@@ -163,7 +169,7 @@ def score(policy: Any, env_id: str, episodes: int, seed: int, normalize: Any, de
             done = terminated or truncated
         wins += reward > 0  # MiniGrid pays 1 - 0.9 t / T on success, 0 otherwise
     env.close()
-    return wins / episodes
+    return wins / len(seeds)
 
 
 def run_ppo(world: str, seed: int, steps: int, eval_every: int, eval_episodes: int,
@@ -192,7 +198,7 @@ def run_ppo(world: str, seed: int, steps: int, eval_every: int, eval_episodes: i
             def _on_step(self) -> bool:
                 if self.num_timesteps // eval_every > len(curve) - 1 or not curve:
                     stats = venv if normalize else None
-                    rate = score(self.model.policy, env_id, eval_episodes, 10_000 * (seed + 1), stats)
+                    rate = score(self.model.policy, env_id, eval_seeds(seed, eval_episodes), stats)
                     curve.append((int(self.num_timesteps), rate))
                     print(f"  ppo {world} seed {seed}: {self.num_timesteps} steps, success {rate:.2f}, "
                           f"{time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
@@ -201,8 +207,8 @@ def run_ppo(world: str, seed: int, steps: int, eval_every: int, eval_episodes: i
         model.learn(total_timesteps=steps, callback=Evaluate())
         wall = time.monotonic() - start
         stats = venv if normalize else None
-        final = score(model.policy, env_id, final_episodes, 10_000_000 + seed * final_episodes, stats)
-        final_det = score(model.policy, env_id, final_episodes, 10_000_000 + seed * final_episodes, stats, True)
+        final = score(model.policy, env_id, epsilon_eval_seeds(seed, final_episodes), stats)  # ASGRL's ε layouts
+        final_det = score(model.policy, env_id, eval_seeds(seed, final_episodes), stats, True)  # its greedy ones
     finally:
         torch.set_num_threads(threads)
     return {"world": world, "method": "ppo", "seed": seed, "env_steps": int(model.num_timesteps),
@@ -254,7 +260,7 @@ def reduce_runs(out: Path, results: Path, command: str, commands: tuple[str, ...
              f"Final success over {'/'.join(map(str, sorted(finals_n))) or 'N'} fresh layouts, mean ± s.e.m. over "
              "seeds, with exploration left in (ASGRL ε = 0.05, PPO sampling), per seed, and under the other "
              "protocol (ASGRL greedy, PPO deterministic). Steps to 0.9: the first curve point at or above 0.9 "
-             f"(curve points every {'/'.join(f'{k // 1000}k' for k in sorted(intervals)) or 'N'} steps; "
+             f"(curve points every {'/'.join(f'{round(k, -2) / 1000:g}k' for k in sorted(intervals)) or 'N'} steps; "
              "the layouts per point as each command's --eval-episodes). Wall: one core each, two or three "
              "jobs sharing the machine's two.", "",
              "| world | method | seeds | final success | per seed | other protocol | reached 0.9 | "

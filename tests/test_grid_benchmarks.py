@@ -155,3 +155,41 @@ def test_appendix_f_runs_its_cells_through_the_runner_the_same_on_ray(tmp_path, 
     assert appendix.main([*args, "--out", str(tmp_path / "ray"), "--jobs", str(jobs)]) == 0
     assert grid_records(tmp_path / "ray") == grid_records(tmp_path / "serial")
     assert same_without_clock(json.loads((tmp_path / "r2" / "f3.json").read_text())["rows"], rows)
+
+
+def test_own_worlds_scores_ppo_on_the_layouts_asgrl_is_scored_on(monkeypatch):
+    """Issue 40 asks for the two learners side by side on the same fresh layouts: PPO's curve points
+    are scored on ASGRL's curve layouts, its sampled and deterministic finals on ASGRL's ε and greedy
+    final layouts, and ``score`` resets the env with exactly those seeds."""
+    pytest.importorskip("minigrid")
+    pytest.importorskip("stable_baselines3")
+    from asg.learning.asgrl.evaluation import epsilon_eval_seeds, eval_seeds
+
+    worlds = script("own_worlds")
+    scored: list[tuple[list[int], bool]] = []
+    real_score, real_view = worlds.score, worlds.view_env
+
+    def recording_score(policy: Any, env_id: str, seeds: Any, normalize: Any, deterministic: bool = False) -> float:
+        scored.append((list(seeds), deterministic))
+        return real_score(policy, env_id, seeds, normalize, deterministic)
+
+    resets: list[int | None] = []
+
+    def recording_view(env_id: str, seed: int | None = None) -> Any:
+        env = real_view(env_id)
+        reset = env.reset
+        env.reset = lambda *, seed=None, options=None: resets.append(seed) or reset(seed=seed, options=options)
+        return env
+
+    monkeypatch.setattr(worlds, "score", recording_score)
+    figures = worlds.run_ppo("doorkey-5x5", 3, 2048, 4096, 2, final_episodes=3)
+    assert scored == [(eval_seeds(3, 2), False)] * len(figures["curve"]) + [
+        (epsilon_eval_seeds(3, 3), False), (eval_seeds(3, 3), True)]
+
+    class TurnLeft:  # a policy that never reaches the goal: every episode runs to the time limit
+        def predict(self, x: Any, deterministic: bool = False) -> Any:
+            return [0], None
+
+    monkeypatch.setattr(worlds, "view_env", recording_view)
+    assert real_score(TurnLeft(), "MiniGrid-DoorKey-5x5-v0", eval_seeds(3, 2), None) == 0.0
+    assert resets == eval_seeds(3, 2)
