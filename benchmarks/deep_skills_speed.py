@@ -25,6 +25,11 @@ replay sampling, the batch's tensors, the gradient step), the env steps as the s
 (``SubgoalWrapper.step``: the env, the labeler, the subgoal test) and the rest (acting, buffers,
 the episode logic, evaluation), measured by wrapping the two methods with a clock for the run.
 
+Before any timed run, one untimed warm-up of each learner (``WARM_UP_STEPS`` env steps) pays the
+process's one-time costs: the first ``torch.optim.Adam`` alone takes about 1 s (lazy imports), and
+before 2026-12-06 PPO, timed first, paid it inside its run, which understated its speed by about
+8 % on 50k steps and overstated every ``ratio_to_ppo`` as much.
+
 A run's time is the wall time from building its envs to the end of training; for ASGRL that
 includes its evaluations, kept to the least (one episode at 0 steps, one greedy and one ε = 0.05
 episode at the end). PPO trains in whole rollouts (16 x 128 = 2,048 env steps), so its count is
@@ -61,6 +66,7 @@ from asg.learning.torch_state import torch_threads
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results" / "deep_skills_speed.json"
+WARM_UP_STEPS = 2_048  # one PPO rollout; an ASGRL run as long
 
 
 def asgrl_row(world: str, seed: int, steps: int, n_envs: int, threads: int,
@@ -165,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--deep: expected a JSON object of learner.deep fields")
     every: list[int | None] = list(given) or [None]
     found, load = {"before": busy()}, {"before": os.getloadavg()}
+    ppo_row(args.world, args.seed, WARM_UP_STEPS, threads[0])  # untimed: the process's one-time costs
+    asgrl_row(args.world, args.seed, WARM_UP_STEPS, max(envs), threads[0], every[0], False, args.deep)
     rows = []
     for t in threads:
         rows.append(ppo_row(args.world, args.seed, args.steps, t))
