@@ -12,7 +12,8 @@ lock-step over ``--n-envs`` envs, ε = 0.05 curve points every ``--eval-every`` 
   with the verdict ``reached``, ``failed`` or ``cut`` (the trainer stopped it: no verdict);
 * per curve point: the point's success and per-landmark reach, each skill's training transitions
   (the clock of its linear ε schedule), ε and successes, the meta-controller's ε, and for every
-  meta-state it has values in, the greedy choice and the values of the choices.
+  meta-state it has values in, those values and the greedy one among them (first on ties, as the
+  meta-controller breaks them; a choice with no value yet counts 0 there and is not listed).
 
 Nothing here draws from the learner's or the trainer's generators or changes the learner, so the
 run is the one ``own_worlds.py`` trains with the same settings (``--eval-every`` only sets where
@@ -46,7 +47,7 @@ def skill_clocks(learner: Any) -> dict[str, list[dict[str, Any]]]:
 
 
 def meta_choices(learner: Any) -> list[dict[str, Any]]:
-    """Every meta-state with values: the state, the greedy choice (first on ties) and the values."""
+    """Every meta-state with values: the state, its values and the greedy choice among them."""
     rows = []
     for state, row in learner.meta.q.items():
         actions = sorted(row, key=str)
