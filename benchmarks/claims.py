@@ -79,10 +79,16 @@ def _all_worlds(data: dict[str, Any], key: str = "summary") -> str:
     return f"{sum(r['seeds_succeeding'] for r in rows)}/{sum(r['seeds'] for r in rows)}"
 
 
+def _listed(command: str, option: str) -> list[str]:
+    """The comma-separated values of ``option`` in a command line."""
+    found = re.search(rf"{option} (\S+)", command)
+    return found.group(1).split(",") if found else []
+
+
 def _own_world(data: dict[str, Any], world: str, method: str) -> str:
     row = next(r for r in data["rows"] if r["world"] == world and r["method"] == method)
     flag = "--steps" if method == "asgrl" else "--ppo-steps"
-    command = next(c for c in data["commands"] if f"--worlds {world} " in c and f"--methods {method} " in c)
+    command = next(c for c in data["commands"] if world in _listed(c, "--worlds") and method in _listed(c, "--methods"))
     budget = int(re.search(rf"{flag} (\d+)", command).group(1))
     return f"{_two(row['final_success_mean'])} ({row['seeds']} seeds, {_steps(budget)} steps)"
 
@@ -92,6 +98,11 @@ def _repaired_vs_omitted(data: dict[str, Any], world: str) -> str:
     omitted, repaired = rows[world], rows[f"{world}-repaired"]
     return (f"median {repaired['median_steps_to_0.9']} env steps to 0.9 against {omitted['median_steps_to_0.9']} "
             f"({repaired['seeds']} seeds")
+
+
+def _speed_at(data: dict[str, Any], samples: float) -> str:
+    ratios = [r["ratio_to_ppo"] for r in data["rows"] if r.get("samples_per_env_step") == samples]
+    return f"{min(ratios):.2f}-{max(ratios):.2f} of PPO's env steps/s"
 
 
 def _table2(data: dict[str, Any]) -> str:
@@ -166,6 +177,16 @@ CLAIMS: list[Claim] = [
     Claim("Your own Gymnasium world", f"{RESULTS}/own_worlds/own_worlds.json",
           lambda d: f"DoorKey-8x8 {_own_world(d, 'doorkey-8x8', 'ppo')}; UnlockPickup "
                     f"{_own_world(d, 'unlockpickup', 'ppo')}"),
+    Claim("Your own Gymnasium world", f"{RESULTS}/own_worlds/worlds_5seeds/own_worlds.json",
+          lambda d: f"ObstructedMaze-1Dl {_own_world(d, 'obstructedmaze', 'asgrl')}"),
+    Claim("Your own Gymnasium world", f"{RESULTS}/own_worlds/worlds_5seeds/own_worlds.json",
+          lambda d: f"ObstructedMaze-1Dl {_own_world(d, 'obstructedmaze', 'ppo')}"),
+    Claim("Your own Gymnasium world", f"{RESULTS}/own_worlds/multiroom_5seeds/own_worlds.json",
+          lambda d: f"MultiRoom-N4-S5 {_own_world(d, 'multiroom', 'asgrl')}"),
+    Claim("Your own Gymnasium world", f"{RESULTS}/own_worlds/multiroom_5seeds/own_worlds.json",
+          lambda d: f"MultiRoom-N4-S5 {_own_world(d, 'multiroom', 'ppo')}"),
+    Claim("Your own Gymnasium world", f"{RESULTS}/deep_skills_speed_hot_columns/warm_envs_32_64.json",
+          lambda d: _speed_at(d, 3.0)),
     Claim("AlphaNPI-X, `fast` preset", f"{FETCH}/learned_stop/fast-200/non-atomic-replan-learned.json",
           lambda d: f"{_table2(d)} ({_episodes(d)} episodes"),
     Claim("AlphaNPI-X, `fast` preset", f"{RESULTS}/npi_ddpg_baselines_800k.json", _baselines),
