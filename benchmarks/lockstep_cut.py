@@ -24,17 +24,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from own_worlds import WORLDS
+from own_worlds import WORLDS, asgrl_config
 from provenance import command_line, write_result
 
 from asg.envs.user_code import GuardedEnv
 from asg.learning.asgrl import lockstep
 from asg.learning.asgrl.evaluation import epsilon_eval_seeds, eval_seeds, evaluate
-from asg.learning.asgrl.grid import grid_config
-from asg.learning.asgrl.trainer import env_max_steps, own_world, train
-from asg.learning.registry import bind_domain
-
-ROOT = Path(__file__).resolve().parent.parent
+from asg.learning.asgrl.trainer import env_max_steps, train
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,15 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.n_envs < 2:
         parser.error("--n-envs: the serial loop (1) cuts nothing but its last episode")
 
-    env_id, folder, labeler, model = WORLDS[args.world]
-    domain, parts = own_world(env_id, labeler, model, skills="deep", folder=ROOT / "examples" / folder)
-    binding = bind_domain(domain, parts["model"])
     deep: dict[str, Any] = {"n_envs": args.n_envs}
     if args.train_every is not None:
         deep["train_every"] = args.train_every
     overrides = {"eval_interval": args.eval_every, "curve_eval": "epsilon", "eval_episodes": args.eval_episodes,
                  "learner": {"deep": deep}}
-    cfg = grid_config(binding, "asgrl", args.seed, args.steps, overrides, parts["model"], plugin=True, skills="deep")
+    cfg, binding = asgrl_config(args.world, args.seed, args.steps, overrides)
+    env_id = WORLDS[args.world][0]
 
     def scores(learner: Any) -> dict[str, float]:
         env = GuardedEnv(binding.make_env(max_steps=env_max_steps(cfg, learner.subgoals, binding.episode_limit)))

@@ -59,8 +59,9 @@ from provenance import command_line, stamp
 from asg.cli.options import add_grid_arguments, grid_arguments, run_benchmark_grid
 from asg.cli.progress import Stages
 from asg.learning.asgrl.evaluation import epsilon_eval_seeds, eval_seeds
-from asg.learning.asgrl.grid import Cell, GridRun, Job, run_jobs
+from asg.learning.asgrl.grid import Cell, GridRun, Job, grid_config, run_jobs
 from asg.learning.asgrl.trainer import evaluate_run, own_world
+from asg.learning.registry import bind_domain
 from asg.learning.run_dir import atomic_write, atomic_write_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -127,6 +128,15 @@ def asgrl_cells(worlds: list[str], seeds: range, steps: int, eval_every: int, ev
                               overrides={**schedule, "eval_episodes": eval_episodes}, model=parts["model"],
                               plugin=parts, group=world, skills="deep"))
     return cells
+
+
+def asgrl_config(world: str, seed: int, steps: int, overrides: dict[str, Any]) -> tuple[Any, Any]:
+    """One ASGRL run of a world as ``asgrl_cells`` makes it, for a script that trains it itself:
+    its config (``overrides`` on the world's defaults) and the world's domain binding."""
+    env_id, folder, labeler, model = WORLDS[world]
+    domain, parts = own_world(env_id, labeler, model, skills="deep", folder=ROOT / "examples" / folder)
+    binding = bind_domain(domain, parts["model"])
+    return grid_config(binding, "asgrl", seed, steps, overrides, parts["model"], plugin=True, skills="deep"), binding
 
 
 def asgrl_figures(run: GridRun, final_episodes: int) -> dict[str, Any]:

@@ -28,15 +28,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from own_worlds import WORLDS
+from own_worlds import WORLDS, asgrl_config
 from provenance import command_line, write_result
 
 from asg.learning.asgrl import lockstep, model_hints
-from asg.learning.asgrl.grid import grid_config
-from asg.learning.asgrl.trainer import own_world, train
-from asg.learning.registry import bind_domain
-
-ROOT = Path(__file__).resolve().parent.parent
+from asg.learning.asgrl.trainer import train
 
 
 def skill_clocks(learner: Any) -> dict[str, list[dict[str, Any]]]:
@@ -65,17 +61,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-envs", type=int, default=16)
     parser.add_argument("--eval-every", type=int, default=12_500)
     parser.add_argument("--eval-episodes", type=int, default=10)
-    parser.add_argument("--learner", default=None, help="other fields of learner, as own_worlds.py's --learner")
+    parser.add_argument("--learner", type=json.loads, default=None, metavar="JSON",
+                        help="other fields of learner, as own_worlds.py's --learner")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
+    if args.learner is not None and not isinstance(args.learner, dict):
+        parser.error("--learner: expected a JSON object of learner fields")
 
-    env_id, folder, labeler, model = WORLDS[args.world]
-    domain, parts = own_world(env_id, labeler, model, skills="deep", folder=ROOT / "examples" / folder)
-    binding = bind_domain(domain, parts["model"])
-    learner_fields = json.loads(args.learner) if args.learner else {}
+    learner_fields = args.learner or {}
     overrides = {"eval_interval": args.eval_every, "curve_eval": "epsilon", "eval_episodes": args.eval_episodes,
                  "learner": {**learner_fields, "deep": {**learner_fields.get("deep", {}), "n_envs": args.n_envs}}}
-    cfg = grid_config(binding, "asgrl", args.seed, args.steps, overrides, parts["model"], plugin=True, skills="deep")
+    cfg, binding = asgrl_config(args.world, args.seed, args.steps, overrides)
+    env_id = WORLDS[args.world][0]
 
     episodes: list[dict[str, Any]] = []
     points: list[dict[str, Any]] = []
