@@ -193,3 +193,26 @@ def test_own_worlds_scores_ppo_on_the_layouts_asgrl_is_scored_on(monkeypatch):
     monkeypatch.setattr(worlds, "view_env", recording_view)
     assert real_score(TurnLeft(), "MiniGrid-DoorKey-5x5-v0", eval_seeds(3, 2), None) == 0.0
     assert resets == eval_seeds(3, 2)
+
+
+def test_deep_skills_speed_times_the_env_process_beside_both_vector_envs_of_ppo(tmp_path):
+    """Issue 40, part 3: one run times ASGRL with and without ``deep.env_process`` and PPO with its
+    envs in process and one process each; each ASGRL row's ratio is to the faster PPO, and the
+    env-process row spends its env time in the child (the parent's wait is clocked apart)."""
+    pytest.importorskip("minigrid")
+    pytest.importorskip("stable_baselines3")
+    speed = script("deep_skills_speed")
+    out = tmp_path / "speed.json"
+    assert speed.main(["--world", "doorkey-5x5", "--steps", "600", "--envs", "4", "--train-every", "8",
+                       "--env-process", "0,1", "--ppo-vec", "dummy,subproc", "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    ppo = [row for row in rows if row["method"] == "ppo"]
+    asgrl = {row["env_process"]: row for row in rows if row["method"] == "asgrl"}
+    assert [row["vec_env"] for row in ppo] == ["dummy", "subproc"] and set(asgrl) == {False, True}
+    fastest = max(row["steps_per_second"] for row in ppo)
+    for row in asgrl.values():
+        assert row["env_steps"] == 600 and row["ratio_to_ppo"] == round(row["steps_per_second"] / fastest, 3)
+    assert asgrl[True]["seconds_in"]["env_wait"] > 0 and asgrl[False]["seconds_in"]["env_wait"] == 0
+    with pytest.raises(SystemExit) as bad:
+        speed.main(["--envs", "1", "--env-process", "1", "--out", str(out)])
+    assert bad.value.code == 2

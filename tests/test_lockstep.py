@@ -8,6 +8,7 @@ corridor, stops and resumes, and closes its episodes when the world's code fails
 from __future__ import annotations
 
 import copy
+import multiprocessing
 import re
 import shutil
 
@@ -24,6 +25,7 @@ from asg.learning.run_dir import RunDir
 
 torch = pytest.importorskip("torch")
 
+from asg.learning.asgrl.env_process import EnvProcess, remote_labels  # noqa: E402
 from asg.learning.asgrl.lockstep import Lockstep  # noqa: E402
 from asg.learning.asgrl.trainer import train  # noqa: E402
 from asg.learning.torch_state import torch_threads  # noqa: E402
@@ -271,3 +273,89 @@ def test_the_update_thread_learns_reproducibly_and_resumes(binding, tmp_path):
     assert make_config("keydoor-lockstep", "asgrl").learner.deep.update_thread is False
     with pytest.raises(ConfigError, match="update_thread"):
         merge_overrides(cfg, {"learner": {"deep": {"update_thread": "yes"}}})
+
+
+# ----------------------------------------------------------------------------- the env process
+def test_the_env_process_steps_the_envs_as_they_step_in_process(binding):
+    """``deep.env_process``: the envs and the labeler in a child process give the learner the very
+    run that the same schedule gives with the envs answered in this process (``fork=False``): the
+    same episodes, counters, network weights and meta-controller, with gradient steps on the way."""
+    cfg = config(4, 10_000, seed=2)
+    subgoals = make_subgoals(cfg, binding.task)
+    learners, runs = [build_learner(cfg, subgoals, 4), build_learner(cfg, subgoals, 4)], [[], []]
+    spaces = (binding.make_env().observation_space, binding.make_env().action_space)
+    processes = [EnvProcess(lambda: binding.make_env(max_steps=200), binding.labeler, 4, spaces, fork=fork)
+                 for fork in (False, True)]
+    try:
+        with torch_threads(1):
+            for learner, process, got in zip(learners, processes, runs):
+                lock, seeds = Lockstep(learner, list(process.envs), remote_labels, process), iter(range(100, 200))
+                for _ in range(800):
+                    for i in lock.free():
+                        lock.start(i, next(seeds))
+                    got.extend(lock.tick(10**6))
+                got.extend(lock.cut_all())
+    finally:
+        for process in processes:
+            process.close()
+    here, there = learners
+    assert runs[0] == runs[1] and len(runs[0]) >= 20 and here.deep.updates > 50
+    assert (here.env_steps, here.episodes, here.deep.updates) == (there.env_steps, there.episodes, there.deep.updates)
+    for name, value in here.deep.net.state_dict().items():
+        assert torch.equal(value, there.deep.net.state_dict()[name]), name
+    assert here.meta.q == there.meta.q and here.rng.random() == there.rng.random()
+    assert not multiprocessing.active_children()
+
+
+def test_the_env_process_learns_reproducibly_stops_and_resumes(binding, tmp_path):
+    """With the envs in a child process the lockstep learns the corridor, a seed gives one run, a
+    stopped run resumes to the budget, and no child outlives its run."""
+    cfg = merge_overrides(config(4, 4000, seed=0, checkpoint_interval=1000),
+                          {"learner": {"deep": {"env_process": True}}})
+    first = train(cfg, binding, run_dir=RunDir.create(tmp_path / "a", cfg))
+    second = train(cfg, binding, run_dir=RunDir.create(tmp_path / "b", cfg))
+    assert same(first) == same(second) and metrics(tmp_path / "a") == metrics(tmp_path / "b")
+    assert first.greedy_success_rate >= 0.8 and first.epsilon_success_rate >= 0.6, first.to_json()
+    plain = train(merge_overrides(cfg, {"learner": {"deep": {"env_process": False}}}), binding)
+    assert same(plain) != same(first)  # the skills act one update behind: another run
+    calls = {"n": 0}
+
+    def stop() -> bool:
+        calls["n"] += 1
+        return calls["n"] > 600
+    part = train(cfg, binding, run_dir=RunDir.create(tmp_path / "part", cfg), should_stop=stop)
+    assert part.status == "interrupted" and 1150 <= part.env_steps <= 1204  # a tick: one group of 2 envs
+    done = train(cfg, binding, run_dir=RunDir.open(tmp_path / "part"), resume=True)
+    assert done.status == "finished" and done.env_steps == 4000
+    assert metrics(tmp_path / "part")[:3] == metrics(tmp_path / "a")[:3]  # the points before the stop
+    assert not multiprocessing.active_children()
+
+
+@pytest.mark.parametrize("what, call, where", [
+    ("labeler", r"labeler atom \(door-open\) raised ValueError\('door sensor offline'\)", r"step (\d+)"),
+    ("step", r"env\.step raised ValueError\('motor jammed'\)", r"step (\d+)"),
+    ("reset", r"env\.reset raised RuntimeError\('map file missing'\)", "reset"),
+])
+def test_the_env_process_reports_the_worlds_code_failing_as_in_process(binding, tmp_path, what, call, where):
+    """The world's code fails in the child: the same one line (the call, the episode and step, the
+    user's file:line found in the child), the checkpoint, and the run resumes once it is fixed."""
+    cfg = merge_overrides(config(4, 3000, seed=0), {"learner": {"deep": {"env_process": True}}})
+    BROKEN.update(what=what, after=1500 if what != "reset" else 30)
+    with pytest.raises(RunFailedError) as failed:
+        train(cfg, binding, run_dir=RunDir.create(tmp_path / "run", cfg))
+    line = str(failed.value)
+    found = re.fullmatch(rf"{call} at episode (\d+) \(env \d of 4\), {where} \((tests/)?test_lockstep\.py:\d+\); "
+                         r"checkpoint written after episode \d+, (.*) cut short (.*), (\d+) env steps", line)
+    assert found and failed.value.saved, line
+    assert (tmp_path / "run" / "checkpoint.npz").is_file() and not multiprocessing.active_children()
+    BROKEN.update(what=None)
+    resumed = train(cfg, binding, run_dir=RunDir.open(tmp_path / "run"), resume=True)
+    assert resumed.status == "finished" and resumed.env_steps == 3000
+
+
+def test_the_env_process_needs_the_lockstep(binding):
+    assert make_config("keydoor-lockstep", "asgrl").learner.deep.env_process is False
+    with pytest.raises(ConfigError, match=r"config\.learner\.deep\.env_process: needs n_envs > 1"):
+        merge_overrides(config(1, 100), {"learner": {"deep": {"env_process": True}}})
+    with pytest.raises(ConfigError, match="env_process"):
+        merge_overrides(config(4, 100), {"learner": {"deep": {"env_process": "yes"}}})

@@ -288,6 +288,11 @@ class DeepQConfig:
     # a second core; torch and numpy's matrix products release the GIL). The step and its batch are
     # the ones without it; the skills act on the weights from one update before (``DeepQ.sync``).
     update_thread: bool = False
+    # the lockstep's envs and labeler run in a forked process of their own (ours; ``env_process.py``),
+    # in two groups stepped in turn: while the child steps one, the learner makes the update owed and
+    # takes in the other's steps, on a second core; each group acts one update behind, as with
+    # ``update_thread``. Needs n_envs > 1.
+    env_process: bool = False
 
     def __post_init__(self) -> None:
         c = Checker(self, "deep")
@@ -312,6 +317,9 @@ class DeepQConfig:
         c.integer("n_envs", ge=1, le=256)
         c.integer("torch_threads", ge=1, le=256)
         c.flag("update_thread")
+        c.flag("env_process")
+        c.require(not self.env_process or self.n_envs > 1, "env_process",
+                  f"needs n_envs > 1 (the lockstep loop), got n_envs {show(self.n_envs)}")
 
 
 @dataclass(frozen=True)

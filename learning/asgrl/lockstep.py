@@ -14,7 +14,10 @@ learner: the Q-network, replay and SIL buffers, the skill sets with their divers
 3. one update for the tick's n env steps (``DeepQ.learn_steps``): the serial loop's n /
    ``train_every`` gradient steps as one step over as many batches, so each transition is
    replayed as often per env step as in the serial loop, with fewer, larger gradient steps
-   (``train_every`` 4 and 16 envs: one step on 4 x (64 + 32) samples a tick);
+   (``train_every`` 4 and 16 envs: one step on 4 x (64 + 32) samples a tick). With
+   ``deep.env_process`` the envs live in a child process (``env_process.py``) as two groups
+   stepped in turn: a tick sends one group's steps there, makes the update owed while the child
+   steps, and takes in the other group's steps (``_tick_piped``);
 4. an env whose skill ended finishes it (SIL segment, ε, curriculum), makes its meta transition
    and picks its next skill, or its episode ends (the episode logic of ``hierarchical.py``,
    twinned here env by env; with one env the two are the same run, ``tests/test_lockstep.py``).
@@ -55,6 +58,7 @@ import numpy as np
 
 from asg.envs.user_code import GuardedEnv, UserCodeError
 from asg.learning.asgrl.config import HierarchicalConfig, TrainConfig
+from asg.learning.asgrl.env_process import EnvProcess, remote_labels
 from asg.learning.asgrl.episode import EpisodeStats
 from asg.learning.asgrl.failures import FailureSite
 from asg.learning.asgrl.meta_controller import MetaAction, MetaTransition
@@ -107,13 +111,20 @@ class LockstepFailure(Exception):
 class Lockstep:
     """Training episodes of one ``HierarchicalLearner`` with deep skills in N envs at once."""
 
-    def __init__(self, learner: Any, envs: list[gym.Env], labeler: Labeler) -> None:
+    def __init__(self, learner: Any, envs: list[gym.Env], labeler: Labeler, process: EnvProcess | None = None) -> None:
         cfg = learner.cfg
         self.learner = learner
+        self.process = process  # ``deep.env_process``: ``envs`` are its stand-ins, stepped a tick at a time
         self.wrappers = [SubgoalWrapper(env, labeler, learner.subgoals, max_steps=cfg.skill_max_steps,
                                         strict=cfg.strict_ordering) for env in envs]
         self.running: list[_Episode | None] = [None] * len(envs)
         self.started = learner.episodes  # episodes started; all in flight are closed before a checkpoint
+        self.owed = 0  # env steps whose update is not made yet (``env_process``: it runs beside the next steps)
+        half = (len(envs) + 1) // 2  # with the env process: two groups stepped in turn (``_tick_piped``)
+        self.groups = [list(range(half)), list(range(half, len(envs)))] if process is not None else [
+            list(range(len(envs)))]
+        self.turn = 0
+        self.flying: dict[int, int] = {}  # the actions of the group whose steps are in flight
 
     # ------------------------------------------------------------------ slots
     def free(self) -> list[int]:
@@ -138,13 +149,44 @@ class Lockstep:
     def tick(self, limit: int) -> list[EpisodeStats]:
         """Step every env with an episode in flight once (at most ``limit`` of them: the step budget
         left; the others are cut short); returns the episodes that ended. ``LockstepFailure`` when
-        the world's code failed, after closing every episode in flight."""
-        learner, deep, rng = self.learner, self.learner.deep, self.learner.rng
+        the world's code failed, after closing every episode in flight. With the env process, a
+        tick is half of that (``_tick_piped``)."""
+        if self.process is not None:
+            return self._tick_piped(limit)
         active = [i for i, ep in enumerate(self.running) if ep is not None]
         done = [self._close(i) for i in active[max(limit, 0):]]  # the budget ran out (serial: env over)
         active = active[:max(limit, 0)]
+        acts = self._act(active)  # 1. ε per env, then one forward pass for the greedy ones
+        return done + self._absorb(active, acts, done)  # 2.-4.
+
+    def _tick_piped(self, limit: int) -> list[EpisodeStats]:
+        """With the env process the envs are two groups, stepped in turn, so that the child steps one
+        while this process makes the update owed and takes in the other's steps: a tick acts for one
+        group and sends its steps, makes the update owed, then takes in the steps of the group sent
+        the tick before (``_absorb``), which acts again next tick. Steps in flight count against the
+        budget (``limit``) before they are taken in."""
+        group = self.groups[self.turn]
+        self.turn = (self.turn + 1) % len(self.groups)
+        flying, self.flying = self.flying, {}
+        active = [i for i in group if self.running[i] is not None]
+        keep = max(limit - len(flying), 0)
+        done = [self._close(i) for i in active[keep:]]
+        active = active[:keep]
+        acts = self._act(active)
+        if active:
+            self.process.send_steps([(i, acts[i]) for i in active])
+        self.flying = acts
+        self.settle()  # while the child steps
+        if flying:
+            self.process.take_steps()
+            done += self._absorb(list(flying), flying, done)
+        return done
+
+    def _act(self, active: list[int]) -> dict[int, int]:
+        """Each env's action: its skill's ε draw, env by env, then one forward pass for the greedy ones."""
+        deep, rng = self.learner.deep, self.learner.rng
         acts: dict[int, int] = {}
-        for i in active:  # 1. ε per env, then one forward pass for the greedy ones
+        for i in active:
             a = self._skill(i).explore(rng)
             if a is not None:
                 acts[i] = a
@@ -153,6 +195,13 @@ class Lockstep:
             q = deep.q_batch(np.stack([self._ep(i).s for i in greedy]),
                              np.array([self._skill(i).head for i in greedy]))
             acts.update((i, int(row.argmax())) for i, row in zip(greedy, q))
+        return {i: acts[i] for i in active}
+
+    def _absorb(self, active: list[int], acts: dict[int, int], done: list[EpisodeStats]) -> list[EpisodeStats]:
+        """The envs ``active`` step with ``acts`` (in process; with the env process, their results
+        taken), the learner takes each transition in, the update for them (now, or owed), then the
+        skills that ended; the episodes that ended. ``done``: those closed already this tick."""
+        learner = self.learner
         stepped, failure = [], None
         for i in active:  # 2. the envs step, in order; the world's code failing stops the tick there
             try:
@@ -177,23 +226,38 @@ class Lockstep:
             if terminated or truncated:
                 ep.ended = (reached, bool(info.get("env_over")))
         learner.env_steps += len(stepped)
-        deep.learn_steps(len(stepped), rng)  # 3. the tick's update
+        self.owed += len(stepped)  # 3. the tick's update: now, or with env_process beside the next steps
+        if self.process is None:
+            self.settle()
         if failure is not None:
             i, error = failure
             episode, step = self._ep(i).number, self._ep(i).steps + 1
             raise LockstepFailure(error, i, episode, step, done + self.cut_all())
+        ended = []
         for i in active:  # 4. skills that ended: the next skill, or the episode's end
             ep = self._ep(i)
             if ep.ended is not None:
                 reached, env_over = ep.ended
                 self._end_skill(i, reached, env_over)
                 if not self._next_skill(i):
-                    done.append(self._finish(i))
-        return done
+                    ended.append(self._finish(i))
+        return ended
 
     def cut_all(self) -> list[EpisodeStats]:
-        """Close every episode in flight at its last step, as a spent step budget does; their stats."""
-        return [self._close(i) for i, ep in enumerate(self.running) if ep is not None]
+        """Close every episode in flight at its last step, as a spent step budget does, and make the
+        update owed (the learner is then whole, as between serial episodes); their stats."""
+        if self.process is not None:  # steps in flight are forgotten: their episodes end before them
+            self.process.drop_steps()
+            self.flying = {}
+        closed = [self._close(i) for i, ep in enumerate(self.running) if ep is not None]
+        self.settle()
+        return closed
+
+    def settle(self) -> None:
+        """Make the update owed for the env steps so far (``DeepQ.learn_steps``)."""
+        if self.owed:
+            owed, self.owed = self.owed, 0
+            self.learner.deep.learn_steps(owed, self.learner.rng)
 
     # ------------------------------------------------------------------ the episode logic (hierarchical.py's)
     def _ep(self, i: int) -> _Episode:
@@ -292,8 +356,14 @@ def train(loop: Loop) -> None:
     """Train until the budget is spent, the run is solved or a stop is requested; sets
     ``loop.state.status`` and leaves no episode in flight (module docstring)."""
     cfg, learner, state = loop.cfg, loop.learner, loop.state
-    envs = [loop.env] + [loop.make_env() for _ in range(n_envs(cfg) - 1)]
-    lock = Lockstep(learner, envs, loop.labeler)
+    process = None
+    if cfg.learner.deep.env_process:  # the N envs in a child process (env_process.py)
+        process = EnvProcess(loop.make_env, loop.labeler, n_envs(cfg),
+                             (loop.env.observation_space, loop.env.action_space))
+        lock = Lockstep(learner, list(process.envs), remote_labels, process)
+    else:
+        envs = [loop.env] + [loop.make_env() for _ in range(n_envs(cfg) - 1)]
+        lock = Lockstep(learner, envs, loop.labeler)
 
     def count(stats: list[EpisodeStats]) -> None:
         for one in stats:
@@ -325,14 +395,17 @@ def train(loop: Loop) -> None:
                     _evaluate(lock, loop, count)
         except LockstepFailure as failed:
             count(failed.closed)
-            raise _report(failed, loop, len(envs)) from failed.error
+            raise _report(failed, loop, len(lock.wrappers)) from failed.error
         except KeyboardInterrupt:  # a second signal: consistent only between episodes
-            if lock.idle():
+            if lock.idle():  # (no steps in flight either)
+                lock.settle()
                 state.status = Status.INTERRUPTED.value
                 loop.checkpoint()
             raise
         finally:
             learner.deep.sync()  # a step in flight (``deep.update_thread``) ends on the run's torch threads
+            if process is not None:
+                process.close()
     loop.site.before_episode()  # the final evaluations' failures count their episodes from here
 
 
@@ -353,6 +426,7 @@ def _start_free(lock: Lockstep, loop: Loop) -> None:
 def _evaluate(lock: Lockstep, loop: Loop, count: Callable[[list[EpisodeStats]], None]) -> None:
     """The evaluation point now due; on success 1.0 often enough in a row, the run is solved."""
     loop.site.before_episode()  # an evaluation failure counts its episodes from here (failures.py)
+    lock.settle()  # the policy evaluated is the one after every env step so far
     try:
         loop.record_eval()
     except UserCodeError as exc:  # evaluations change no learner: close the episodes, then as serial
