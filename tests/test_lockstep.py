@@ -202,8 +202,12 @@ def test_n_envs_4_stops_and_resumes(binding, tmp_path, novelty):
     ("step", r"env\.step raised ValueError\('motor jammed'\)", r"step (\d+)"),
     ("reset", r"env\.reset raised RuntimeError\('map file missing'\)", "reset"),
 ])
-def test_n_envs_4_closes_its_episodes_when_the_worlds_code_fails(binding, tmp_path, what, call, where):
-    cfg = config(4, 3000, seed=0)
+@pytest.mark.parametrize("env_process", [False, True])
+def test_n_envs_4_closes_its_episodes_when_the_worlds_code_fails(binding, tmp_path, what, call, where, env_process):
+    """The same one line (the call, the episode and step, the user's file:line) and checkpoint with
+    the envs in process and in the env process (where the child finds the file:line), and the run
+    resumes once the code is fixed."""
+    cfg = merge_overrides(config(4, 3000, seed=0), {"learner": {"deep": {"env_process": env_process}}})
     BROKEN.update(what=what, after=1500 if what != "reset" else 30)
     with pytest.raises(RunFailedError) as failed:
         train(cfg, binding, run_dir=RunDir.create(tmp_path / "run", cfg))
@@ -211,7 +215,7 @@ def test_n_envs_4_closes_its_episodes_when_the_worlds_code_fails(binding, tmp_pa
     found = re.fullmatch(rf"{call} at episode (\d+) \(env \d of 4\), {where} \((tests/)?test_lockstep\.py:\d+\); "
                          r"checkpoint written after episode \d+, (.*) cut short (.*), (\d+) env steps", line)
     assert found and failed.value.saved, line
-    assert (tmp_path / "run" / "checkpoint.npz").is_file()
+    assert (tmp_path / "run" / "checkpoint.npz").is_file() and not multiprocessing.active_children()
     BROKEN.update(what=None)  # the code fixed: the run continues from its checkpoint
     resumed = train(cfg, binding, run_dir=RunDir.open(tmp_path / "run"), resume=True)
     assert resumed.status == "finished" and resumed.env_steps == 3000
@@ -329,28 +333,6 @@ def test_the_env_process_learns_reproducibly_stops_and_resumes(binding, tmp_path
     assert done.status == "finished" and done.env_steps == 4000
     assert metrics(tmp_path / "part")[:3] == metrics(tmp_path / "a")[:3]  # the points before the stop
     assert not multiprocessing.active_children()
-
-
-@pytest.mark.parametrize("what, call, where", [
-    ("labeler", r"labeler atom \(door-open\) raised ValueError\('door sensor offline'\)", r"step (\d+)"),
-    ("step", r"env\.step raised ValueError\('motor jammed'\)", r"step (\d+)"),
-    ("reset", r"env\.reset raised RuntimeError\('map file missing'\)", "reset"),
-])
-def test_the_env_process_reports_the_worlds_code_failing_as_in_process(binding, tmp_path, what, call, where):
-    """The world's code fails in the child: the same one line (the call, the episode and step, the
-    user's file:line found in the child), the checkpoint, and the run resumes once it is fixed."""
-    cfg = merge_overrides(config(4, 3000, seed=0), {"learner": {"deep": {"env_process": True}}})
-    BROKEN.update(what=what, after=1500 if what != "reset" else 30)
-    with pytest.raises(RunFailedError) as failed:
-        train(cfg, binding, run_dir=RunDir.create(tmp_path / "run", cfg))
-    line = str(failed.value)
-    found = re.fullmatch(rf"{call} at episode (\d+) \(env \d of 4\), {where} \((tests/)?test_lockstep\.py:\d+\); "
-                         r"checkpoint written after episode \d+, (.*) cut short (.*), (\d+) env steps", line)
-    assert found and failed.value.saved, line
-    assert (tmp_path / "run" / "checkpoint.npz").is_file() and not multiprocessing.active_children()
-    BROKEN.update(what=None)
-    resumed = train(cfg, binding, run_dir=RunDir.open(tmp_path / "run"), resume=True)
-    assert resumed.status == "finished" and resumed.env_steps == 3000
 
 
 def test_the_env_process_needs_the_lockstep(binding):
