@@ -73,7 +73,7 @@ WORLDS = {  # name: (Gymnasium id, example folder, labeler, model)
 }
 WORLDS.update(OMITTED_WORLDS)  # issue 40: worlds whose model leaves a mechanism out (own_worlds_omitted.py)
 WORLDS.update({f"{name}-repaired": (*OMITTED_WORLDS[name][:3], model)  # issue 39: the same world, the model
-               for name, model in REPAIRED.items()})               # `asg mvtr --suggest --write` repaired
+               for name, model in REPAIRED.items()})               # the mechanism written back in
 METHODS = ("asgrl", "ppo")
 # rl-starter-files' (torch-ac) PPO defaults, the reference PPO code for Minigrid.
 PPO_SETTINGS: dict[str, Any] = {"n_envs": 16, "n_steps": 128, "batch_size": 256, "n_epochs": 4, "learning_rate": 1e-3,
