@@ -61,15 +61,13 @@ from pathlib import Path
 from typing import Any
 
 from grid_speed import busy
-from own_worlds import PPO_SETTINGS, WORLDS, view_env
+from own_worlds import PPO_SETTINGS, WORLDS, asgrl_config, view_env
 from provenance import command_line, write_result
 
 from asg.learning.asgrl.deep_skills import DeepQ
 from asg.learning.asgrl.env_process import EnvProcess
-from asg.learning.asgrl.grid import grid_config
 from asg.learning.asgrl.subgoals import SubgoalWrapper
-from asg.learning.asgrl.trainer import own_world, train
-from asg.learning.registry import bind_domain
+from asg.learning.asgrl.trainer import train
 from asg.learning.torch_state import torch_threads
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,16 +82,13 @@ def asgrl_row(world: str, seed: int, steps: int, n_envs: int, threads: int,
     a gradient step every ``train_every`` env steps (None: the config's), with ``update_thread``
     each step in a thread beside the next tick's env steps, and with ``env_process`` the envs in a
     process of their own, stepping while the learner makes its update."""
-    env_id, folder, labeler, model = WORLDS[world]
-    domain, parts = own_world(env_id, labeler, model, skills="deep", folder=ROOT / "examples" / folder)
-    binding = bind_domain(domain, parts["model"])
     overrides = {"eval_interval": steps, "eval_episodes": 1, "final_eval_episodes": 1, "early_stop_evals": 0,
                  "curve_eval": "epsilon", "learner": {"deep": {"n_envs": n_envs, "torch_threads": threads}}}
     if train_every is not None:
         overrides["learner"]["deep"]["train_every"] = train_every
     overrides["learner"]["deep"].update({**(deep_fields or {}), "update_thread": update_thread,
                                          "env_process": env_process})
-    cfg = grid_config(binding, "asgrl", seed, steps, overrides, parts["model"], plugin=True, skills="deep")
+    cfg, binding = asgrl_config(world, seed, steps, overrides)
     deep = cfg.learner.deep
     clocks = {"updates": 0.0, "env_steps": 0.0, "env_wait": 0.0}
     start = time.perf_counter()
@@ -199,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--ppo-vec takes dummy and subproc, comma-separated")
     if not isinstance(args.deep, dict):
         parser.error("--deep: expected a JSON object of learner.deep fields")
+    if {"update_thread", "env_process"} & set(args.deep):
+        parser.error("--deep: set update_thread and env_process with --update-thread and --env-process")
     every: list[int | None] = list(given) or [None]
     found, load = {"before": busy()}, {"before": os.getloadavg()}
     ppo_row(args.world, args.seed, WARM_UP_STEPS, threads[0])  # untimed: the process's one-time costs

@@ -213,6 +213,7 @@ def test_deep_skills_speed_times_the_env_process_beside_both_vector_envs_of_ppo(
     for row in asgrl.values():
         assert row["env_steps"] == 600 and row["ratio_to_ppo"] == round(row["steps_per_second"] / fastest, 3)
     assert asgrl[True]["seconds_in"]["env_wait"] > 0 and asgrl[False]["seconds_in"]["env_wait"] == 0
-    with pytest.raises(SystemExit) as bad:
-        speed.main(["--envs", "1", "--env-process", "1", "--out", str(out)])
-    assert bad.value.code == 2
+    for wrong in (["--envs", "1", "--env-process", "1"], ["--deep", '{"env_process": true}']):
+        with pytest.raises(SystemExit) as bad:  # the switch has its own flag: --deep cannot override it
+            speed.main([*wrong, "--out", str(out)])
+        assert bad.value.code == 2

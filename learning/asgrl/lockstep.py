@@ -120,9 +120,8 @@ class Lockstep:
         self.running: list[_Episode | None] = [None] * len(envs)
         self.started = learner.episodes  # episodes started; all in flight are closed before a checkpoint
         self.owed = 0  # env steps whose update is not made yet (``env_process``: it runs beside the next steps)
-        half = (len(envs) + 1) // 2  # with the env process: two groups stepped in turn (``_tick_piped``)
-        self.groups = [list(range(half)), list(range(half, len(envs)))] if process is not None else [
-            list(range(len(envs)))]
+        half = (len(envs) + 1) // 2  # the env process's two groups, stepped in turn (``_tick_piped``)
+        self.groups = [list(range(half)), list(range(half, len(envs)))]
         self.turn = 0
         self.flying: dict[int, int] = {}  # the actions of the group whose steps are in flight
 
@@ -166,7 +165,7 @@ class Lockstep:
         the tick before (``_absorb``), which acts again next tick. Steps in flight count against the
         budget (``limit``) before they are taken in."""
         group = self.groups[self.turn]
-        self.turn = (self.turn + 1) % len(self.groups)
+        self.turn = 1 - self.turn
         flying, self.flying = self.flying, {}
         active = [i for i in group if self.running[i] is not None]
         keep = max(limit - len(flying), 0)
