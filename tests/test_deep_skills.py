@@ -68,6 +68,7 @@ def test_pixel_mario_defaults_to_prototype_tables_and_the_paper_preset_to_byte_t
     ({"deep": {"target_update": 0}}, "config.learner.deep.target_update", ">= 1"),
     ({"meta": {"state": "low-level"}}, "config.learner.skills", "history"),
     ({"diversity": {"abstraction": "exact"}}, "config.learner.skills", "kmeans"),
+    ({"deep": {"epsilon_success_decay": True}}, "config.learner.deep.epsilon_success_decay", "anneal_steps > 0"),
 ])
 def test_deep_config_errors_name_the_field(override, where, message):
     with pytest.raises(ConfigError, match=message) as err:
@@ -82,6 +83,30 @@ def test_deep_config_defaults_are_in_range():
 
 
 # ----------------------------------------------------------------------------- pieces
+@pytest.mark.parametrize("success_decay", [False, True])
+def test_the_linear_schedule_anneals_over_steps_and_with_the_switch_over_successes_too(success_decay):
+    """ε falls linearly over a skill's own training steps (``epsilon_anneal_steps``); with
+    ``epsilon_success_decay`` it is also at most App. G's start x 0.95^successes: a skill that
+    succeeds in one step every run anneals by its successes, one that seldom succeeds by its steps."""
+    deep_cfg = DeepQConfig(epsilon_anneal_steps=100, epsilon_success_decay=success_decay)
+    cfg = HierarchicalConfig().q
+    quick, slow = (deep_skills.DeepSkill(deep_skills.DeepQ(deep_cfg, 0.95, 2, 3, seed=0), 0, cfg) for _ in range(2))
+    s = np.zeros(4, np.uint8)
+    for _ in range(20):  # a landmark one step away: a step and a success a run
+        quick.observe(s, 0, s, 1.0, True)
+        quick.successes += 1
+        quick.decay_epsilon()
+    for _ in range(50):  # a landmark far away: 50 steps, no success
+        slow.observe(s, 0, s, 0.0, False)
+    linear_20 = 1.0 - 0.95 * 20 / 100
+    assert slow.epsilon == pytest.approx(1.0 - 0.95 * 50 / 100)  # the step clock alone either way
+    assert quick.epsilon == pytest.approx(min(linear_20, 0.95 ** 20) if success_decay else linear_20)
+    for _ in range(200):
+        quick.successes += 1
+        quick.decay_epsilon()
+    assert quick.epsilon == pytest.approx(0.05 if success_decay else linear_20)  # floored at ε_min
+
+
 def test_pooling_is_the_cell_mean_and_standardising_cancels_a_global_gain():
     img = np.random.default_rng(0).integers(0, 256, (64, 88, 3), dtype=np.uint8)
     pooled = pool_image(img, 8)

@@ -104,9 +104,10 @@ def test_n_envs_1_is_todays_loop_bit_for_bit(binding):
 @pytest.mark.parametrize("novelty", [0.0, 0.05])
 def test_a_lockstep_of_one_env_is_the_serial_loop(binding, novelty):
     """The same episodes, seeds and budget through ``train_episode`` and through a lockstep of one
-    env: the same stats, counters, network weights and meta-controller (and, with
-    ``label_novelty``, the same visit counts of the labeler's atoms)."""
-    cfg = merge_overrides(config(None, 10_000, seed=2), {"learner": {"label_novelty": novelty}})
+    env: the same stats, counters, network weights and meta-controller (and, with ``label_novelty``
+    and ``state_novelty``, the same visit counts of the labeler's atoms and of SimHash codes)."""
+    cfg = merge_overrides(config(None, 10_000, seed=2), {"learner": {
+        "label_novelty": novelty, "state_novelty": novelty, "state_novelty_bits": 16 if novelty else 0}})
     subgoals = make_subgoals(cfg, binding.task)
     serial, twin = build_learner(cfg, subgoals, 4), build_learner(cfg, subgoals, 4)
     seeds = range(100, 150)
@@ -127,8 +128,10 @@ def test_a_lockstep_of_one_env_is_the_serial_loop(binding, novelty):
     if novelty:
         assert serial.novelty.counts == twin.novelty.counts and len(serial.novelty.counts) >= 3
         assert sum(serial.novelty.counts.values()) == serial.env_steps
+        assert serial.state_novelty.counts == twin.state_novelty.counts and len(serial.state_novelty.counts) >= 10
+        assert sum(serial.state_novelty.counts.values()) == serial.env_steps
     else:
-        assert serial.novelty is None
+        assert serial.novelty is None and serial.state_novelty is None
 
 
 def test_an_episode_the_trainer_cuts_teaches_the_meta_controller_nothing(binding):
@@ -179,8 +182,9 @@ def test_n_envs_4_learns_the_key_door_corridor(binding):
 def test_n_envs_4_stops_and_resumes(binding, tmp_path, novelty):
     """Stopped mid-run (a signal), it checkpoints with its episodes in flight cut short; resumed, it
     finishes the budget, and two resumes of one checkpoint are the same run (with ``label_novelty``
-    too: its counts are in the checkpoint)."""
-    cfg = merge_overrides(config(4, 2500, seed=3, checkpoint_interval=1000), {"learner": {"label_novelty": novelty}})
+    and ``state_novelty`` too: their counts are in the checkpoint)."""
+    cfg = merge_overrides(config(4, 2500, seed=3, checkpoint_interval=1000),
+                          {"learner": {"label_novelty": novelty, "state_novelty": novelty}})
     train(cfg, binding, run_dir=RunDir.create(tmp_path / "whole", cfg))
     calls = {"n": 0}
 

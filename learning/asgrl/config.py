@@ -274,6 +274,11 @@ class DeepQConfig:
     # DQN's does (Mnih et al. 2015; ours). Per success, a skill that succeeds by chance often
     # (a random walk finds MiniGrid's key) stops exploring before its network has learned.
     epsilon_anneal_steps: int = 0
+    # With epsilon_anneal_steps > 0 (ours): ε is also at most App. G's ε after the skill's successes
+    # (epsilon_start x q.epsilon_decay^successes), whichever of the two clocks has gone further. A
+    # landmark one step from the last (KeyInBox's repaired (has-key): pick up the key the box left)
+    # succeeds every run in a step or two, so its steps alone never anneal it (docs/asgrl.md).
+    epsilon_success_decay: bool = False
     # 1: one env, the loop of ``hierarchical.py`` (one episode after another). N > 1 (ours): N copies of
     # the env in lockstep (``lockstep.py``), each with its own episode, meta-controller state and
     # skill; one batched forward pass picks the greedy actions of every env a tick, and the tick's
@@ -314,6 +319,10 @@ class DeepQConfig:
             isinstance(n, int) and not isinstance(n, bool) and 2 <= n <= 256 for n in self.categories), "categories",
             f"expected a list of 1 or more code counts in 2..256, got {show(self.categories)}")
         c.integer("epsilon_anneal_steps", ge=0)
+        c.flag("epsilon_success_decay")
+        c.require(not self.epsilon_success_decay or self.epsilon_anneal_steps > 0, "epsilon_success_decay",
+                  "adds App. G's success clock to the linear schedule: expected epsilon_anneal_steps > 0, got 0 "
+                  "(0 is App. G's schedule alone)")
         c.integer("n_envs", ge=1, le=256)
         c.integer("torch_threads", ge=1, le=256)
         c.flag("update_thread")
@@ -344,6 +353,17 @@ class HierarchicalConfig:
     # 2017 count on SimHash codes; ``novelty.LabelNovelty``). For worlds whose model leaves out a
     # chain of steps the labeler can name (docs/asgrl.md, "ASGRL on them, first seeds").
     label_novelty: float = 0.0
+    # Count-based exploration over the skills' own state (ours; 0 = off, the paper's, the official
+    # code's and every preset's): each training step of a skill of subgoal g also pays
+    # state_novelty / sqrt(n(g, c)), c a code of the state after the step (``novelty.StateNovelty``):
+    # the state itself (``state_novelty_bits`` 0; a deep skill's encoded observation by an 8-byte
+    # hash) or its SimHash of that many bits (Tang et al. 2017), for observations that never repeat.
+    # For a landmark whose skills must find something the labeler has no atom for on the way. A stream
+    # of unseen states pays up to β/(1 - γ): keep it at most a landmark's R_L of 1 (β ≤ 0.01 for tabular
+    # skills' γ 0.99, ≤ 0.05 for deep skills' 0.95), or the skills wander for the bonus
+    # (tests/test_novelty.py: β 0.05 stops the tabular corridor).
+    state_novelty: float = 0.0
+    state_novelty_bits: int = 0
     # "tabular" (the paper's and the official code's): a Q table per skill keyed on the exact
     # observation. "deep" (ours): one small Q-network over downscaled images, a head per skill
     # (``deep_skills.py``, ``DeepQConfig``), for observations that never repeat (camera Pixel-Mario).
@@ -376,6 +396,10 @@ class HierarchicalConfig:
         c.flag("strict_ordering")
         c.integer("dead_end_after", ge=0)
         c.number("label_novelty", ge=0.0, le=1.0)
+        c.number("state_novelty", ge=0.0, le=1.0)
+        c.integer("state_novelty_bits", ge=0, le=64)
+        c.require(self.state_novelty_bits == 0 or self.skills == "deep", "state_novelty_bits",
+                  f"SimHash codes encoded observations: expected skills \"deep\", got {show(self.skills)}")
         c.require(self.dead_end_after == 0 or self.skills == "tabular", "dead_end_after",
                   f"counts tabular skills' landmark states: expected skills \"tabular\", got {show(self.skills)}")
         c.literal("skills")

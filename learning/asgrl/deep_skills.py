@@ -534,10 +534,18 @@ class DeepSkill:
         self.deep.replay.add(s, a, r, s2, done, bonus, self.head)
         self._segment.append((s, a, r, s2, done, bonus))
         self.steps += 1
-        anneal = self.deep.cfg.epsilon_anneal_steps
-        if anneal:
-            start, end = self.cfg.epsilon_start, self.cfg.epsilon_min
-            self.epsilon = max(end, start - (start - end) * self.steps / anneal)
+        if self.deep.cfg.epsilon_anneal_steps:
+            self._anneal()
+
+    def _anneal(self) -> None:
+        """The linear schedule: ε falls over this skill's first ``epsilon_anneal_steps`` training
+        steps; with ``epsilon_success_decay`` it is also at most App. G's ε after as many successes
+        (start x decay^successes), whichever clock has gone further."""
+        cfg, start, end = self.deep.cfg, self.cfg.epsilon_start, self.cfg.epsilon_min
+        eps = start - (start - end) * self.steps / cfg.epsilon_anneal_steps
+        if cfg.epsilon_success_decay:
+            eps = min(eps, start * self.cfg.epsilon_decay ** self.successes)
+        self.epsilon = max(end, eps)
 
     def learn(self, rng: np.random.Generator, bonus_fn: BonusFn | None = None) -> None:
         """One step of the shared network's schedule (the diversity terms come from ``DeepQ.bonus_fns``)."""
@@ -561,9 +569,12 @@ class DeepSkill:
         self._segment = []
 
     def decay_epsilon(self) -> None:
-        """ε *= decay, floored (App. G); nothing under the linear schedule (``epsilon_anneal_steps``)."""
+        """ε *= decay, floored (App. G); under the linear schedule (``epsilon_anneal_steps``) only its
+        success clock moves, with ``epsilon_success_decay``."""
         if not self.deep.cfg.epsilon_anneal_steps:
             self.epsilon = max(self.cfg.epsilon_min, self.epsilon * self.cfg.epsilon_decay)
+        elif self.deep.cfg.epsilon_success_decay:
+            self._anneal()
 
     def state_dict(self) -> dict[str, Any]:
         """ε and counters (segments are empty between episodes, where checkpoints happen)."""

@@ -35,7 +35,7 @@ from asg.learning.asgrl.meta_controller import (
     landmark_state,
     low_level_state,
 )
-from asg.learning.asgrl.novelty import LabelNovelty
+from asg.learning.asgrl.novelty import LabelNovelty, StateNovelty
 from asg.learning.asgrl.subgoals import Labeler, SubgoalSet, SubgoalWrapper
 from asg.learning.asgrl.tabular_q import TableKeys
 from asg.learning.torch_state import torch_threads  # imports torch only when called
@@ -67,6 +67,9 @@ class HierarchicalLearner:
         self.meta = MetaController(cfg.meta)
         # count-based exploration over the labeler's atoms (``cfg.label_novelty``, ours; None when off)
         self.novelty = LabelNovelty(cfg.label_novelty) if cfg.label_novelty else None
+        # and over the skills' own state (``cfg.state_novelty``, ours; None when off)
+        self.state_novelty = (StateNovelty(cfg.state_novelty, cfg.state_novelty_bits)
+                              if cfg.state_novelty else None)
         self.env_steps = 0
         self.episodes = 0
         self._failure: UserCodeError | None = None  # what ended the running episode, raised at its end
@@ -85,9 +88,13 @@ class HierarchicalLearner:
             return landmark_state(achieved)
         return low_level_state(achieved, s)
 
-    def _novelty(self, g: int, labels: frozenset) -> float:
-        """The exploration bonus of a training step of g's skills that ended in ``labels`` (0 when off)."""
-        return self.novelty.bonus(g, labels) if self.novelty is not None else 0.0
+    def _novelty(self, g: int, labels: frozenset, s2: Any) -> float:
+        """The exploration bonus of a training step of g's skills that ended in ``labels`` and the
+        skills' state ``s2`` (0 when both counts are off)."""
+        bonus = self.novelty.bonus(g, labels) if self.novelty is not None else 0.0
+        if self.state_novelty is not None:
+            bonus += self.state_novelty.bonus(g, s2)
+        return bonus
 
     def _actions(self, achieved: list[int]) -> tuple[MetaAction, ...]:
         return tuple((g, z) for g in self.subgoals.next_subgoals(achieved)
@@ -103,6 +110,8 @@ class HierarchicalLearner:
             data["deep"] = self.deep.state_dict()
         if self.novelty is not None:
             data["novelty"] = self.novelty.state_dict()
+        if self.state_novelty is not None:
+            data["state_novelty"] = self.state_novelty.state_dict()
         return data
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
@@ -125,6 +134,11 @@ class HierarchicalLearner:
                              f"{self.cfg.label_novelty} in the config")
         if self.novelty is not None:
             self.novelty.load_state_dict(data["novelty"])
+        if ("state_novelty" in data) != (self.state_novelty is not None):
+            raise ValueError(f"state_novelty {'on' if 'state_novelty' in data else 'off'} in the checkpoint, "
+                             f"{self.cfg.state_novelty} in the config")
+        if self.state_novelty is not None:
+            self.state_novelty.load_state_dict(data["state_novelty"])
         self.env_steps, self.episodes = int(data["env_steps"]), int(data["episodes"])
 
     def skill_counts(self) -> dict[str, int]:
@@ -157,7 +171,7 @@ class HierarchicalLearner:
             s2 = self._sid(obs, learn)
             reached = info["subgoal"] == "reached"
             if learn:
-                reward += self._novelty(g, info["labels"])
+                reward += self._novelty(g, info["labels"], s2)
                 scored = reached or (terminated and failure_bonus)
                 skill.observe(s, a, s2, reward, terminated, bonus=scored and bonus is not None)
                 if scored:

@@ -214,7 +214,7 @@ class Lockstep:
             ep.steps += 1
             s2 = learner._sid(obs, True)
             reached = info["subgoal"] == "reached"
-            reward += learner._novelty(ep.g, info["labels"])
+            reward += learner._novelty(ep.g, info["labels"], s2)
             scored = reached or (terminated and failure_bonus)
             skill = skills.skills[ep.z]
             skill.use_segment(ep.segment)
