@@ -295,8 +295,10 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
               evaluate(learner, eval_env, binding.labeler, eval_seeds(cfg.seed, cfg.eval_episodes)).success_rate)
     final_eps = evaluate(learner, eval_env, binding.labeler,
                          epsilon_eval_seeds(cfg.seed, cfg.final_eval_episodes), cfg.final_eval_epsilon)
+    # the wall time to the millisecond, as result.json keeps it: a result read back from its file is
+    # then the one returned here, figure for figure (benchmarks/repair_compare.py resumes from files)
     result = TrainResult(cfg.domain, cfg.method, cfg.seed, float(state.rows[-1]["success_rate"]),
-                         cfg.eval_episodes, learner.env_steps, state.wall_seconds, learner.episodes,
+                         cfg.eval_episodes, learner.env_steps, round(state.wall_seconds, 3), learner.episodes,
                          state.steps_to_success, Status.parse(state.status),
                          str(run_dir.path) if run_dir is not None else None, state.last_episode,
                          greedy, final_eps.success_rate, cfg.final_eval_epsilon, cfg.final_eval_episodes,
