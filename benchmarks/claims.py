@@ -166,6 +166,8 @@ CLAIMS: list[Claim] = [
           lambda d: f"{d['meta']['seeds']} seeds, {d['meta']['steps'] // 1000}k steps"),
     Claim("Model repair hints", f"{RESULTS}/own_worlds/repaired_10seeds/own_worlds.json",
           lambda d: _repaired_vs_omitted(d, "keyinbox")),
+    Claim("Model repair hints", f"{RESULTS}/own_worlds/repaired_seeds_10_19/own_worlds.json",
+          lambda d: _repaired_vs_omitted(d, "keyinbox")),
     Claim("Model repair hints", f"{RESULTS}/own_worlds/success_decay_10seeds/own_worlds.json",
           lambda d: _repaired_vs_omitted(d, "keyinbox")),
     Claim("Pixel-Mario", f"{RESULTS}/pixel_mario/pixel_mario.json",
