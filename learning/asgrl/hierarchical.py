@@ -108,11 +108,14 @@ class HierarchicalLearner:
                 "meta": self.meta.state_dict(), "env_steps": self.env_steps, "episodes": self.episodes}
         if self.deep is not None:
             data["deep"] = self.deep.state_dict()
-        if self.novelty is not None:
-            data["novelty"] = self.novelty.state_dict()
-        if self.state_novelty is not None:
-            data["state_novelty"] = self.state_novelty.state_dict()
+        for key, _, counts in self._counts():
+            if counts is not None:
+                data[key] = counts.state_dict()
         return data
+
+    def _counts(self) -> tuple[tuple[str, str, Any], ...]:
+        """The exploration counts a checkpoint may hold: (checkpoint key, config field, counts or None)."""
+        return (("novelty", "label_novelty", self.novelty), ("state_novelty", "state_novelty", self.state_novelty))
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict` output; ``ValueError`` when it does not fit this learner."""
@@ -129,16 +132,12 @@ class HierarchicalLearner:
         for skills, state in zip(self.skill_sets, data["skill_sets"]):
             _load_skill_set(skills, state)
         self.meta.load_state_dict(data["meta"])
-        if ("novelty" in data) != (self.novelty is not None):
-            raise ValueError(f"label_novelty {'on' if 'novelty' in data else 'off'} in the checkpoint, "
-                             f"{self.cfg.label_novelty} in the config")
-        if self.novelty is not None:
-            self.novelty.load_state_dict(data["novelty"])
-        if ("state_novelty" in data) != (self.state_novelty is not None):
-            raise ValueError(f"state_novelty {'on' if 'state_novelty' in data else 'off'} in the checkpoint, "
-                             f"{self.cfg.state_novelty} in the config")
-        if self.state_novelty is not None:
-            self.state_novelty.load_state_dict(data["state_novelty"])
+        for key, field, counts in self._counts():
+            if (key in data) != (counts is not None):
+                raise ValueError(f"{field} {'on' if key in data else 'off'} in the checkpoint, "
+                                 f"{getattr(self.cfg, field)} in the config")
+            if counts is not None:
+                counts.load_state_dict(data[key])
         self.env_steps, self.episodes = int(data["env_steps"]), int(data["episodes"])
 
     def skill_counts(self) -> dict[str, int]:
