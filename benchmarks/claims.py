@@ -168,7 +168,7 @@ CLAIMS: list[Claim] = [
           lambda d: _repaired_vs_omitted(d, "keyinbox")),
     Claim("Model repair hints", f"{RESULTS}/own_worlds/repaired_seeds_10_19/own_worlds.json",
           lambda d: _repaired_vs_omitted(d, "keyinbox")),
-    Claim("Model repair hints", f"{RESULTS}/own_worlds/success_decay_10seeds/own_worlds.json",
+    Claim("Model repair hints", f"{RESULTS}/own_worlds/success_window_10seeds/own_worlds.json",
           lambda d: _repaired_vs_omitted(d, "keyinbox")),
     Claim("Pixel-Mario", f"{RESULTS}/pixel_mario/pixel_mario.json",
           lambda d: f"{d['proto-kmeans']['summary']['solved']}/{d['proto-kmeans']['summary']['n']} seeds, "

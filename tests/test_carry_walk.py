@@ -33,6 +33,19 @@ def test_dropping_the_key_is_what_the_uniform_walk_loses_on_keyinbox():
     rng = np.random.default_rng(0)
     uniform = [carry_walk.walk("BabyAI-KeyInBox-v0", carry_walk.keyinbox, i, list(range(7)), rng) for i in range(40)]
     keep = [carry_walk.walk("BabyAI-KeyInBox-v0", carry_walk.keyinbox, i, [0, 1, 2, 3, 5, 6], rng) for i in range(40)]
-    assert sum(t is not None for t, _ in keep) >= sum(t is not None for t, _ in uniform) + 5
-    assert all(let_go == 576 for _, let_go in keep)  # without drop the key never leaves the hand
-    assert np.mean([let_go for _, let_go in uniform]) < 60
+    assert sum(t is not None for t, _, _ in keep) >= sum(t is not None for t, _, _ in uniform) + 5
+    assert all(let_go == 576 for _, let_go, _ in keep)  # without drop the key never leaves the hand
+    assert np.mean([let_go for _, let_go, _ in uniform]) < 60
+    assert all(n == (576 if t is None else t) for t, _, n in uniform)
+
+
+def test_the_protected_score_cuts_each_walk_where_it_lets_go():
+    """The ``protected`` row counts a door only when it opened before the key first left the hand,
+    and charges each walk its steps up to that cut: never more doors than the uncut walk, never
+    more steps a walk than the key stayed in hand."""
+    row = carry_walk.measure("keyinbox", 30, 0)
+    cut, uncut = row["protected"], row["uniform"]
+    assert cut["opened"] <= uncut["opened"] and cut["walks"] == uncut["walks"] == 30
+    assert cut["mean_steps_per_walk"] <= uncut["mean_steps_to_let_go"]
+    per_1000 = 1000 * cut["opened"] / (30 * cut["mean_steps_per_walk"])
+    assert cut["opened_per_1000_steps"] == pytest.approx(per_1000, rel=0.01)

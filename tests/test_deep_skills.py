@@ -69,6 +69,9 @@ def test_pixel_mario_defaults_to_prototype_tables_and_the_paper_preset_to_byte_t
     ({"meta": {"state": "low-level"}}, "config.learner.skills", "history"),
     ({"diversity": {"abstraction": "exact"}}, "config.learner.skills", "kmeans"),
     ({"deep": {"epsilon_success_decay": True}}, "config.learner.deep.epsilon_success_decay", "anneal_steps > 0"),
+    ({"deep": {"epsilon_success_window": 20}}, "config.learner.deep.epsilon_success_window", "anneal_steps > 0"),
+    ({"deep": {"epsilon_anneal_steps": 10, "epsilon_success_window": -1}}, "config.learner.deep.epsilon_success_window",
+     r"in \[0, 10000\]"),
 ])
 def test_deep_config_errors_name_the_field(override, where, message):
     with pytest.raises(ConfigError, match=message) as err:
@@ -105,6 +108,34 @@ def test_the_linear_schedule_anneals_over_steps_and_with_the_switch_over_success
         quick.successes += 1
         quick.decay_epsilon()
     assert quick.epsilon == pytest.approx(0.05 if success_decay else linear_20)  # floored at ε_min
+
+
+def test_the_success_window_caps_epsilon_by_the_recent_success_rate_and_lets_it_rise_again():
+    """With ``epsilon_success_window`` N, ε is at most 1 - the success rate of the skill's last N
+    runs once it has N: a one-step landmark that a skill reaches every run is acted on greedily
+    long before its steps anneal it, and failures after that raise ε again."""
+    deep_cfg = DeepQConfig(epsilon_anneal_steps=1000, epsilon_success_window=4)
+    skill = deep_skills.DeepSkill(deep_skills.DeepQ(deep_cfg, 0.95, 1, 3, seed=0), 0, HierarchicalConfig().q)
+    s = np.zeros(4, np.uint8)
+
+    def run(reached: bool) -> float:
+        skill.observe(s, 0, s, float(reached), reached)
+        skill.record_run(reached)
+        return skill.epsilon
+
+    linear = [1.0 - 0.95 * n / 1000 for n in range(1, 9)]
+    assert [run(True) for _ in range(3)] == pytest.approx(linear[:3])  # fewer than 4 runs: the step clock
+    assert run(True) == pytest.approx(0.05)  # 4 of 4 succeeded: ε_min
+    assert run(False) == pytest.approx(0.25)  # 3 of the last 4
+    assert run(False) == pytest.approx(0.5)
+    assert run(False) == pytest.approx(0.75)
+    assert run(False) == pytest.approx(linear[7])  # none of the last 4 succeeded: the step clock again
+    twin = deep_skills.DeepSkill(deep_skills.DeepQ(deep_cfg, 0.95, 1, 3, seed=0), 0, HierarchicalConfig().q)
+    twin.load_state_dict(skill.state_dict())  # the window travels with a checkpoint
+    assert list(twin.recent_runs) == [False] * 4 and twin.steps == skill.steps == 8
+    twin.observe(s, 0, s, 1.0, True)
+    twin.record_run(True)
+    assert run(True) == twin.epsilon == pytest.approx(0.75)  # 1 of the last 4
 
 
 def test_pooling_is_the_cell_mean_and_standardising_cancels_a_global_gain():

@@ -105,9 +105,11 @@ def test_n_envs_1_is_todays_loop_bit_for_bit(binding):
 def test_a_lockstep_of_one_env_is_the_serial_loop(binding, novelty):
     """The same episodes, seeds and budget through ``train_episode`` and through a lockstep of one
     env: the same stats, counters, network weights and meta-controller (and, with ``label_novelty``
-    and ``state_novelty``, the same visit counts of the labeler's atoms and of SimHash codes)."""
+    and ``state_novelty``, the same visit counts of the labeler's atoms and of SimHash codes; with
+    ``epsilon_success_window`` too, the same ε of every skill)."""
     cfg = merge_overrides(config(None, 10_000, seed=2), {"learner": {
-        "label_novelty": novelty, "state_novelty": novelty, "state_novelty_bits": 16 if novelty else 0}})
+        "label_novelty": novelty, "state_novelty": novelty, "state_novelty_bits": 16 if novelty else 0,
+        "protect_landmarks": bool(novelty), "deep": {"epsilon_success_window": 10 if novelty else 0}}})
     subgoals = make_subgoals(cfg, binding.task)
     serial, twin = build_learner(cfg, subgoals, 4), build_learner(cfg, subgoals, 4)
     seeds = range(100, 150)
@@ -125,7 +127,11 @@ def test_a_lockstep_of_one_env_is_the_serial_loop(binding, novelty):
     for name, value in serial.deep.net.state_dict().items():
         assert torch.equal(value, twin.deep.net.state_dict()[name])
     assert serial.meta.q == twin.meta.q and serial.rng.random() == twin.rng.random()
+    epsilons = [[skill.epsilon for ss in learner.skill_sets for skill in ss.skills] for learner in (serial, twin)]
+    assert epsilons[0] == epsilons[1]
     if novelty:
+        assert min(epsilons[0]) < 0.9 and any(len(skill.recent_runs) == 10 for ss in serial.skill_sets
+                                              for skill in ss.skills)
         assert serial.novelty.counts == twin.novelty.counts and len(serial.novelty.counts) >= 3
         assert sum(serial.novelty.counts.values()) == serial.env_steps
         assert serial.state_novelty.counts == twin.state_novelty.counts and len(serial.state_novelty.counts) >= 10
@@ -181,10 +187,12 @@ def test_n_envs_4_learns_the_key_door_corridor(binding):
 @pytest.mark.parametrize("novelty", [0.0, 0.05])
 def test_n_envs_4_stops_and_resumes(binding, tmp_path, novelty):
     """Stopped mid-run (a signal), it checkpoints with its episodes in flight cut short; resumed, it
-    finishes the budget, and two resumes of one checkpoint are the same run (with ``label_novelty``
-    and ``state_novelty`` too: their counts are in the checkpoint)."""
+    finishes the budget, and two resumes of one checkpoint are the same run (with ``label_novelty``,
+    ``state_novelty`` and ``epsilon_success_window`` too: their counts are in the checkpoint)."""
     cfg = merge_overrides(config(4, 2500, seed=3, checkpoint_interval=1000),
-                          {"learner": {"label_novelty": novelty, "state_novelty": novelty}})
+                          {"learner": {"label_novelty": novelty, "state_novelty": novelty,
+                                       "protect_landmarks": bool(novelty),
+                                       "deep": {"epsilon_success_window": 10 if novelty else 0}}})
     train(cfg, binding, run_dir=RunDir.create(tmp_path / "whole", cfg))
     calls = {"n": 0}
 

@@ -116,6 +116,47 @@ def test_wrapper_strict_ordering_and_timeout():
     assert lax.step(1)[4]["subgoal"] is None
 
 
+def test_protected_landmarks_fail_a_run_that_undoes_what_its_landmark_needs():
+    """``protect``: climbing needs the side (a greedy-necessary ordering), so stepping off the side
+    before climbing ends the run as a failure, "undone", where the plain wrapper runs on; a needed
+    landmark already false when the skill begins is not held against it."""
+    binding = corridor_binding()
+    side, goal = _line_subgoals().subgoals
+    subgoals = SubgoalSet((side, goal), ((0, 1),), frozenset({Atom("at-goal")}), needs=((), (0,)))
+    for protect, status in ((True, "undone"), (False, None)):
+        wrapper = SubgoalWrapper(Corridor(start=5), binding.labeler, subgoals, protect=protect)
+        wrapper.reset(seed=0)
+        wrapper.begin(0, [])
+        assert wrapper.step(1)[4]["subgoal"] == "reached"  # at the side, cell 6
+        wrapper.begin(1, [0])
+        _, r, term, trunc, info = wrapper.step(0)  # back to cell 5: off the side
+        assert (r, term, trunc, info["subgoal"]) == (0.0, status is not None, False, status)
+    wrapper.begin(1, [0])  # begun off the side: nothing to protect
+    assert wrapper.step(0)[4]["subgoal"] is None
+    wrapper = SubgoalWrapper(Corridor(start=5), binding.labeler, subgoals, protect=True)
+    wrapper.reset(seed=0)
+    wrapper.begin(0, [])
+    wrapper.step(1)
+    wrapper.begin(1, [0])
+    assert wrapper.step(2)[4]["subgoal"] == "reached"  # climbed with the side kept
+
+
+@pytest.mark.parametrize("model, needs", [
+    ("keyinbox.pddl", {"(door-open)": ["(has-key)"]}),
+    ("keyinbox_repaired.pddl", {"(has-key)": ["(box-opened)"], "(door-open)": ["(has-key)"]}),
+])
+def test_what_a_landmark_needs_comes_from_its_greedy_necessary_orderings(model, needs):
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "keyinbox" / model
+    subgoals = landmark_subgoals(load_task(path))
+    data = subgoals.to_json()
+    assert data["needs"] == needs
+    assert SubgoalSet.from_json(data, "subgoals.json") == subgoals
+    older = {k: v for k, v in data.items() if k != "needs"}  # a run folder from before the field
+    assert SubgoalSet.from_json(older, "subgoals.json").needs == tuple(() for _ in subgoals.subgoals)
+
+
 def test_wrapper_refuses_a_subgoal_true_at_reset():
     binding = corridor_binding()
     wrapper = SubgoalWrapper(Corridor(start=6), binding.labeler, _line_subgoals())

@@ -279,6 +279,12 @@ class DeepQConfig:
     # landmark one step from the last (KeyInBox's repaired (has-key): pick up the key the box left)
     # succeeds every run in a step or two, so its steps alone never anneal it (docs/asgrl.md).
     epsilon_success_decay: bool = False
+    # With epsilon_anneal_steps > 0 (ours): ε is also at most 1 - the skill's success rate over its
+    # last N runs, once it has N (0: off). The cap follows what the skill does now, so it rises
+    # again when greedy runs fail: a skill whose runs succeed by chance (a random walk picks up the
+    # key beside it) acts greedily while its runs keep succeeding, not after some count of them
+    # (adaptive exploration from competence; cf. Tokic 2010's value-difference ε, docs/asgrl.md).
+    epsilon_success_window: int = 0
     # 1: one env, the loop of ``hierarchical.py`` (one episode after another). N > 1 (ours): N copies of
     # the env in lockstep (``lockstep.py``), each with its own episode, meta-controller state and
     # skill; one batched forward pass picks the greedy actions of every env a tick, and the tick's
@@ -323,6 +329,10 @@ class DeepQConfig:
         c.require(not self.epsilon_success_decay or self.epsilon_anneal_steps > 0, "epsilon_success_decay",
                   "adds App. G's success clock to the linear schedule: expected epsilon_anneal_steps > 0, got 0 "
                   "(0 is App. G's schedule alone)")
+        c.integer("epsilon_success_window", ge=0, le=10_000)
+        c.require(not self.epsilon_success_window or self.epsilon_anneal_steps > 0, "epsilon_success_window",
+                  "caps the linear schedule by the skill's recent success rate: expected epsilon_anneal_steps > 0, "
+                  "got 0 (0 is App. G's schedule alone)")
         c.integer("n_envs", ge=1, le=256)
         c.integer("torch_threads", ge=1, le=256)
         c.flag("update_thread")
@@ -339,6 +349,16 @@ class HierarchicalConfig:
     subgoals: Literal["landmarks", "plan"] = "landmarks"  # landmark facts, or plan operators (Plan-HRL)
     skill_max_steps: int = 700  # a skill fails after this many steps (§1.5)
     strict_ordering: bool = True  # another subgoal coming true out of turn fails the skill (§1.7)
+    # Protected landmarks (ours; off in the paper's, the official code's and every preset): a skill
+    # also fails when a landmark it needs, achieved before, turns false (by the model, a landmark
+    # ordered greedy-necessarily before the skill's own must still hold when that one comes true:
+    # the key in hand at the locked door). Such a run can no longer succeed as the model says, so it
+    # ends there, and the episode with it, as a run out of order does, instead of wandering on to
+    # the step cap: a random walk lets go of MiniGrid's key within 12-29 steps, and cut there its
+    # doors per step rise 3-18x (benchmarks/carry_walk.py). Causal-link protection of partial-order
+    # planning (McAllester & Rosenblitt 1991), on the landmark graph's greedy-necessary orderings.
+    # Measured in docs/asgrl.md: it slowed KeyInBox and solved no new world, so it stays off.
+    protect_landmarks: bool = False
     # Dead-end landmark states (ours; 0 = off, the paper's and the official code's; ASGRL's asg default
     # is 20, ``default_learner``; 0 in the paper preset and for the other methods):
     # a landmark state from which the next skill has run this many times and never reached its own
@@ -394,6 +414,7 @@ class HierarchicalConfig:
         c.literal("subgoals")
         c.integer("skill_max_steps", ge=1)
         c.flag("strict_ordering")
+        c.flag("protect_landmarks")
         c.integer("dead_end_after", ge=0)
         c.number("label_novelty", ge=0.0, le=1.0)
         c.number("state_novelty", ge=0.0, le=1.0)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -502,6 +503,7 @@ class DeepSkill:
         self.epsilon = cfg.epsilon_start
         self.successes = 0
         self.steps = 0  # training transitions of this skill (the linear ε schedule's clock)
+        self.recent_runs: deque[bool] = deque(maxlen=max(1, deep.cfg.epsilon_success_window))  # outcomes
         self._segment: list[tuple[np.ndarray, int, float, np.ndarray, bool, bool]] = []
 
     def act(self, s: np.ndarray, rng: np.random.Generator) -> int:
@@ -545,7 +547,16 @@ class DeepSkill:
         eps = start - (start - end) * self.steps / cfg.epsilon_anneal_steps
         if cfg.epsilon_success_decay:
             eps = min(eps, start * self.cfg.epsilon_decay ** self.successes)
+        if cfg.epsilon_success_window and len(self.recent_runs) == cfg.epsilon_success_window:
+            eps = min(eps, 1.0 - sum(self.recent_runs) / cfg.epsilon_success_window)
         self.epsilon = max(end, eps)
+
+    def record_run(self, reached: bool) -> None:
+        """A run of this skill ended (``reached``: at its landmark); with ``epsilon_success_window``
+        ε is capped anew by the success rate of the last runs."""
+        if self.deep.cfg.epsilon_success_window:
+            self.recent_runs.append(bool(reached))
+            self._anneal()
 
     def learn(self, rng: np.random.Generator, bonus_fn: BonusFn | None = None) -> None:
         """One step of the shared network's schedule (the diversity terms come from ``DeepQ.bonus_fns``)."""
@@ -579,12 +590,14 @@ class DeepSkill:
     def state_dict(self) -> dict[str, Any]:
         """ε and counters (segments are empty between episodes, where checkpoints happen)."""
         return {"epsilon": self.epsilon, "successes": self.successes, "steps": self.steps,
-                "segment": list(self._segment)}
+                "recent_runs": list(self.recent_runs), "segment": list(self._segment)}
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict` output."""
         self.epsilon, self.successes = float(data["epsilon"]), int(data["successes"])
         self.steps = int(data.get("steps", 0))  # absent in checkpoints before the linear schedule
+        self.recent_runs.clear()
+        self.recent_runs.extend(bool(r) for r in data.get("recent_runs", []))  # absent before the window
         self._segment = [tuple(row) for row in data["segment"]]  # type: ignore[misc]
 
 

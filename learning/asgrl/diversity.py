@@ -292,6 +292,7 @@ class SkillSet:
         if reached and self.dead_end_after and self.dead_ends(np.array([self.recent[z][-1]]))[0]:
             reached = False  # a dead end: no self-imitation of the route, no ε decay (ours)
         skill.end_segment(keep=reached)
+        skill.record_run(reached)
         if reached:
             skill.successes += 1
             if skill.cfg.decay_on == "success":

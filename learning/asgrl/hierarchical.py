@@ -207,7 +207,8 @@ class HierarchicalLearner:
         # lockstep.py runs these training episodes N envs at a time (deep.n_envs > 1), the logic of this
         # method and _run_skill twinned there; tests/test_lockstep.py keeps a lockstep of one env equal to it
         wrapper = SubgoalWrapper(env, labeler, self.subgoals, max_steps=self.cfg.skill_max_steps,
-                                 strict=self.cfg.strict_ordering, track=not learn)
+                                 strict=self.cfg.strict_ordering, track=not learn,
+                                 protect=self.cfg.protect_landmarks)
         obs, _ = wrapper.reset(seed=seed)
         s = self._sid(obs, learn)
         achieved: list[int] = []

@@ -116,7 +116,8 @@ class Lockstep:
         self.learner = learner
         self.process = process  # ``deep.env_process``: ``envs`` are its stand-ins, stepped a tick at a time
         self.wrappers = [SubgoalWrapper(env, labeler, learner.subgoals, max_steps=cfg.skill_max_steps,
-                                        strict=cfg.strict_ordering) for env in envs]
+                                        strict=cfg.strict_ordering, protect=cfg.protect_landmarks)
+                         for env in envs]
         self.running: list[_Episode | None] = [None] * len(envs)
         self.started = learner.episodes  # episodes started; all in flight are closed before a checkpoint
         self.owed = 0  # env steps whose update is not made yet (``env_process``: it runs beside the next steps)

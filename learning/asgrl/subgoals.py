@@ -48,10 +48,17 @@ class SubgoalSet:
     goal: frozenset[Atom]
     negative_goal: frozenset[Atom] = frozenset()
     source: str = "landmarks"
+    # per subgoal, the subgoals ordered greedy-necessarily before it: by the model they must still
+    # hold when it first comes true (each of its first achievers needs them; ``protect_landmarks``)
+    needs: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.subgoals or not self.linearizations:
             raise DomainError("the model yields no subgoals: its goal is true initially or unreachable")
+        if not self.needs:
+            object.__setattr__(self, "needs", tuple(() for _ in self.subgoals))
+        if len(self.needs) != len(self.subgoals):
+            raise DomainError(f"needs: expected one entry per subgoal ({len(self.subgoals)}), got {len(self.needs)}")
 
     def __len__(self) -> int:
         return len(self.subgoals)
@@ -81,7 +88,9 @@ class SubgoalSet:
                 "linearizations": [[self.subgoals[i].name for i in lin] for lin in self.linearizations],
                 "atoms": {sg.name: sorted(str(a) for a in sg.atoms) for sg in self.subgoals},
                 "goal_subgoals": [sg.name for sg in self.subgoals if sg.goal],
-                "goal": sorted(str(a) for a in self.goal), "negative_goal": sorted(str(a) for a in self.negative_goal)}
+                "goal": sorted(str(a) for a in self.goal), "negative_goal": sorted(str(a) for a in self.negative_goal),
+                "needs": {sg.name: [self.subgoals[j].name for j in need]
+                          for sg, need in zip(self.subgoals, self.needs) if need}}
 
     @classmethod
     def from_json(cls, data: Any, where: str) -> SubgoalSet:
@@ -92,8 +101,10 @@ class SubgoalSet:
             subgoals = tuple(Subgoal(name, frozenset(Atom.parse(a) for a in data["atoms"][name]),
                                      name in data["goal_subgoals"]) for name in names)
             lins = tuple(tuple(index[name] for name in lin) for lin in data["linearizations"])
+            needs = data.get("needs", {})  # absent in run folders before ``protect_landmarks``
             return cls(subgoals, lins, frozenset(Atom.parse(a) for a in data["goal"]),
-                       frozenset(Atom.parse(a) for a in data["negative_goal"]), str(data["source"]))
+                       frozenset(Atom.parse(a) for a in data["negative_goal"]), str(data["source"]),
+                       tuple(tuple(index[j] for j in needs.get(name, ())) for name in names))
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise DomainError(f"{where}: not a subgoal set ({type(err).__name__}: {err})") from None
 
@@ -130,7 +141,9 @@ def landmark_subgoals(task: Task, limit: int = 100, graph: LandmarkGraph | None 
             lins.append(seq)
     if not lins and subgoals:
         lins.append(tuple(range(len(subgoals))))  # subgoals() is itself in a topological order
-    return SubgoalSet(subgoals, tuple(lins), task.goal, task.negative_goal, "landmarks")
+    needs = tuple(tuple(sorted(position[u] for u, kind in graph.in_edges(lm.id).items()
+                               if kind == "greedy-necessary" and u in position)) for lm in landmarks)
+    return SubgoalSet(subgoals, tuple(lins), task.goal, task.negative_goal, "landmarks", needs)
 
 
 def plan_subgoals(task: Task) -> SubgoalSet:
@@ -153,18 +166,21 @@ class SubgoalWrapper(gym.Wrapper):
     """The skill MDP of one subgoal at a time: call ``begin`` before each skill.
 
     ``info["subgoal"]`` is ``"reached"``, ``"violated"`` (another pending subgoal came true),
+    ``"undone"`` (with ``protect``: a subgoal the target needs, achieved before, turned false),
     ``"env-terminated"`` or ``None``; ``info["labels"]`` holds the true atoms and
     ``info["env_over"]`` whether the wrapped env's episode ended.
     """
 
     def __init__(self, env: gym.Env, labeler: Labeler, subgoals: SubgoalSet, *,
                  max_steps: int = 700, strict: bool = True, reward: float = 1.0,
-                 track: bool = False) -> None:
+                 track: bool = False, protect: bool = False) -> None:
         super().__init__(env)
         self.labeler = labeler
         self.subgoal_set = subgoals
         self.max_steps = max_steps
         self.strict = strict
+        self.protect = protect
+        self._kept: tuple[frozenset[Atom], ...] = ()  # what the target needs still true (``protect``)
         self.reward_value = reward
         self.labels: frozenset[Atom] = frozenset()
         self.track = track
@@ -196,6 +212,10 @@ class SubgoalWrapper(gym.Wrapper):
         self.target = self.subgoal_set.subgoals[index]
         done = set(achieved) | {index}
         self._watch = tuple(sg.atoms for i, sg in enumerate(self.subgoal_set.subgoals) if i not in done)
+        if self.protect:
+            subgoals = self.subgoal_set.subgoals
+            self._kept = tuple(subgoals[j].atoms for j in self.subgoal_set.needs[index]
+                               if j in achieved and subgoals[j].holds(self.labels))
         self._steps = 0
         return self.target.holds(self.labels)
 
@@ -211,6 +231,8 @@ class SubgoalWrapper(gym.Wrapper):
             status = "violated"
         elif self.target.atoms <= labels:
             status = "reached"
+        elif any(not atoms <= labels for atoms in self._kept):
+            status = "undone"
         elif terminated:
             status = "env-terminated"
         reward = self.reward_value if status == "reached" else 0.0

@@ -332,6 +332,10 @@ class TabularQ:
         """ε *= decay, floored (called on success or per episode, by ``cfg.decay_on``)."""
         self.epsilon = max(self.cfg.epsilon_min, self.epsilon * self.cfg.epsilon_decay)
 
+    def record_run(self, reached: bool) -> None:
+        """A run ended; App. G's ε moves on successes alone (``decay_epsilon``), so nothing to keep
+        (``DeepSkill.record_run`` keeps the outcomes for ``epsilon_success_window``)."""
+
     def state_dict(self) -> dict[str, Any]:
         """Q-table, buffers and counters (for ``asg.learning.checkpoint``)."""
         return {"q": self.q.values, "replay": self.replay.state_dict(), "sil": self.sil.state_dict(),
