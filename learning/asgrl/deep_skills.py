@@ -504,6 +504,7 @@ class DeepSkill:
         self.successes = 0
         self.steps = 0  # training transitions of this skill (the linear ε schedule's clock)
         self.recent_runs: deque[bool] = deque(maxlen=max(1, deep.cfg.epsilon_success_window))  # outcomes
+        self._recent_successes = 0  # how many of ``recent_runs`` reached the landmark
         self._segment: list[tuple[np.ndarray, int, float, np.ndarray, bool, bool]] = []
 
     def act(self, s: np.ndarray, rng: np.random.Generator) -> int:
@@ -548,14 +549,18 @@ class DeepSkill:
         if cfg.epsilon_success_decay:
             eps = min(eps, start * self.cfg.epsilon_decay ** self.successes)
         if cfg.epsilon_success_window and len(self.recent_runs) == cfg.epsilon_success_window:
-            eps = min(eps, 1.0 - sum(self.recent_runs) / cfg.epsilon_success_window)
+            eps = min(eps, 1.0 - self._recent_successes / cfg.epsilon_success_window)
         self.epsilon = max(end, eps)
 
     def record_run(self, reached: bool) -> None:
         """A run of this skill ended (``reached``: at its landmark); with ``epsilon_success_window``
         ε is capped anew by the success rate of the last runs."""
         if self.deep.cfg.epsilon_success_window:
-            self.recent_runs.append(bool(reached))
+            runs = self.recent_runs
+            if len(runs) == runs.maxlen:
+                self._recent_successes -= runs[0]  # the run the window lets go of
+            runs.append(bool(reached))
+            self._recent_successes += bool(reached)
             self._anneal()
 
     def learn(self, rng: np.random.Generator, bonus_fn: BonusFn | None = None) -> None:
@@ -598,6 +603,7 @@ class DeepSkill:
         self.steps = int(data.get("steps", 0))  # absent in checkpoints before the linear schedule
         self.recent_runs.clear()
         self.recent_runs.extend(bool(r) for r in data.get("recent_runs", []))  # absent before the window
+        self._recent_successes = sum(self.recent_runs)
         self._segment = [tuple(row) for row in data["segment"]]  # type: ignore[misc]
 
 
