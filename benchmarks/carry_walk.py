@@ -17,7 +17,8 @@ median steps of those that did, and the mean steps until the walk first let go o
 With ``learner.protect_landmarks`` a skill's run ends where its needed landmark, the key in hand,
 turns false. The same walks scored that way (``protected``): the share that opened the door before
 first letting go, and the doors opened per 1,000 steps walked, each walk cut where it let go,
-against the uncut walk's rate (a run that fails costs its steps until the cut, not the episode's).
+against the uncut walk's rate. The cut walk's steps leave out what a learner pays to hold the key
+again: under the switch the episode ends there, and the next one starts from the first landmark.
 """
 from __future__ import annotations
 
