@@ -27,10 +27,10 @@ from typing import Any
 from own_worlds import WORLDS, asgrl_config
 from provenance import command_line, write_result
 
-from asg.envs.user_code import GuardedEnv
 from asg.learning.asgrl import lockstep
 from asg.learning.asgrl.evaluation import epsilon_eval_seeds, eval_seeds, evaluate
 from asg.learning.asgrl.trainer import env_max_steps, train
+from asg.learning.registry import learner_env
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     env_id = WORLDS[args.world][0]
 
     def scores(learner: Any) -> dict[str, float]:
-        env = GuardedEnv(binding.make_env(max_steps=env_max_steps(cfg, learner.subgoals, binding.episode_limit)))
+        env = learner_env(cfg, binding, env_max_steps(cfg, learner.subgoals, binding.episode_limit))
         curve_layouts = eval_seeds(cfg.seed, cfg.eval_episodes)
         return {"curve_layouts_epsilon": evaluate(learner, env, binding.labeler, curve_layouts, 0.05).success_rate,
                 "other_layouts_epsilon": evaluate(learner, env, binding.labeler,

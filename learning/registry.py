@@ -17,6 +17,7 @@ import gymnasium as gym
 
 from asg.envs.domains import UnknownDomainError, domain_names, get_domain
 from asg.envs.plugins import PluginDomain
+from asg.envs.user_code import GuardedEnv
 from asg.learning.asgrl.baselines import FlatLearner
 from asg.learning.asgrl.config import DOMAIN_DIVERSITY, FlatConfig, HierarchicalConfig, TrainConfig, check_subgoals
 from asg.learning.asgrl.episode import Learner
@@ -122,6 +123,17 @@ def env_max_steps(cfg: TrainConfig, subgoals: SubgoalSet, episode_limit: int | N
     if isinstance(learner, HierarchicalConfig):
         return len(subgoals) * learner.skill_max_steps + 1
     return learner.episode_max_steps
+
+
+def learner_env(cfg: TrainConfig, binding: DomainBinding, max_steps: int) -> GuardedEnv:
+    """The env the learner of ``cfg`` acts in: the bound domain's, capped at ``max_steps``, with the
+    last ``deep.frame_stack`` observations stacked where the deep skills read more than one, and
+    its own failures named (``GuardedEnv``). Training, evaluation and every tool build it here."""
+    env = binding.make_env(max_steps=max_steps)
+    learner = cfg.learner
+    if isinstance(learner, HierarchicalConfig) and learner.skills == "deep" and learner.deep.frame_stack > 1:
+        env = gym.wrappers.FrameStackObservation(env, learner.deep.frame_stack)
+    return GuardedEnv(env)
 
 
 def build_learner(cfg: TrainConfig, subgoals: SubgoalSet, n_actions: int) -> Learner:

@@ -72,6 +72,8 @@ def test_pixel_mario_defaults_to_prototype_tables_and_the_paper_preset_to_byte_t
     ({"deep": {"epsilon_success_window": 20}}, "config.learner.deep.epsilon_success_window", "anneal_steps > 0"),
     ({"deep": {"epsilon_anneal_steps": 10, "epsilon_success_window": -1}}, "config.learner.deep.epsilon_success_window",
      r"in \[0, 10000\]"),
+    ({"deep": {"frame_stack": 0}}, "config.learner.deep.frame_stack", r"in \[1, 16\]"),
+    ({"deep": {"frame_stack": 4}}, "config.learner.deep.frame_stack", "categorical"),
 ])
 def test_deep_config_errors_name_the_field(override, where, message):
     with pytest.raises(ConfigError, match=message) as err:
@@ -415,6 +417,55 @@ def test_a_minigrid_world_gives_deep_skills_its_egocentric_view(tmp_path):
     finally:
         plugins.unregister_domain("doorkey-view-test")
     assert deep_input(bind_domain("pixel-mario")) == {}
+
+
+def test_frame_stack_gives_the_skills_the_last_views_and_trains_evaluates_and_resumes(tmp_path):
+    """``deep.frame_stack`` 3: the env the learner acts in returns the last 3 views, the reset's
+    repeated at first; the first layer is 3 times wider; a run trains, is evaluated from its folder
+    and resumes to the uninterrupted run's metrics."""
+    pytest.importorskip("minigrid")
+    from pathlib import Path
+
+    from asg.envs import plugins
+    from asg.learning.asgrl.trainer import evaluate_run, run_config
+    from asg.learning.registry import learner_env
+    from asg.learning.run_dir import RunDir
+
+    examples = Path(__file__).resolve().parent.parent / "examples" / "doorkey"
+    spec = plugins.domain_from_parts("MiniGrid-DoorKey-5x5-v0", "labels:DOORKEY", examples / "doorkey.pddl",
+                                     name="doorkey-stack-test", observation="view", folder=examples)
+    plugins.add_domain(spec, replace=True)
+    try:
+        view = bind_domain("doorkey-stack-test")
+        base = run_config(view, plugin=True, skills="deep", seed=2)
+        cfg = merge_overrides(base, {**SMALL, "learner": {**SMALL["learner"], "deep": {
+            **SMALL["learner"]["deep"], "frame_stack": 3}}, "checkpoint_interval": 500})
+        env = learner_env(cfg, view, 50)
+        first, _ = env.reset(seed=5)
+        assert first.shape == (3, 7, 7, 3) and (first == first[0]).all()
+        plain_env = learner_env(base, view, 50)
+        plain = plain_env.reset(seed=5)[0]
+        assert plain.shape == (7, 7, 3) and np.array_equal(first[-1], plain)
+        for action in (0, 0, 2):  # left, left, forward: each step shifts the stack by one view
+            before, (after, *_) = first, env.step(action)
+            assert np.array_equal(after[:2], before[1:]) and np.array_equal(after[2], plain_env.step(action)[0])
+            first = after
+
+        whole = train(cfg, run_dir=RunDir.create(tmp_path / "whole", cfg), binding=view)
+        learner = RunDir.open(tmp_path / "whole").load_checkpoint(cfg, view, make_subgoals(cfg, view.task))["learner"]
+        assert next(learner.deep.net.parameters()).shape[1] == 3 * 49 * sum(plugins.MINIGRID_CATEGORIES)
+        assert evaluate_run(tmp_path / "whole", episodes=2).env_steps == whole.env_steps
+        calls = {"n": 0}
+
+        def stop():
+            calls["n"] += 1
+            return calls["n"] > 2
+        part = train(cfg, run_dir=RunDir.create(tmp_path / "part", cfg), binding=view, should_stop=stop)
+        assert part.status == "interrupted"
+        resumed = train(cfg, run_dir=RunDir.open(tmp_path / "part"), binding=view, resume=True)
+        assert resumed.env_steps == whole.env_steps and resumed.episodes == whole.episodes
+    finally:
+        plugins.unregister_domain("doorkey-stack-test")
 
 
 @pytest.mark.slow

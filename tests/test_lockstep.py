@@ -109,7 +109,8 @@ def test_a_lockstep_of_one_env_is_the_serial_loop(binding, novelty):
     ``epsilon_success_window`` too, the same ε of every skill)."""
     cfg = merge_overrides(config(None, 10_000, seed=2), {"learner": {
         "label_novelty": novelty, "state_novelty": novelty, "state_novelty_bits": 16 if novelty else 0,
-        "protect_landmarks": bool(novelty), "deep": {"epsilon_success_window": 10 if novelty else 0}}})
+        "protect_landmarks": bool(novelty), "retake_undone": bool(novelty),
+        "deep": {"epsilon_success_window": 10 if novelty else 0}}})
     subgoals = make_subgoals(cfg, binding.task)
     serial, twin = build_learner(cfg, subgoals, 4), build_learner(cfg, subgoals, 4)
     seeds = range(100, 150)
@@ -184,15 +185,65 @@ def test_n_envs_4_learns_the_key_door_corridor(binding):
     assert result.greedy_success_rate >= 0.8 and result.epsilon_success_rate >= 0.6, result.to_json()
 
 
+class DropCorridor(KeyDoorCorridor):
+    """The corridor whose action 2, with the key in hand, puts it down where the agent stands, as
+    MiniGrid's drop does; picked up again where it lies."""
+
+    def reset(self, *, seed=None, options=None):
+        self.key_at = self.KEY
+        return super().reset(seed=seed, options=options)
+
+    def step(self, action):
+        if action == 2 and self.has_key:
+            self.has_key, self.key_at, action = False, self.pos, -1
+        elif action == 2:
+            self.has_key, action = self.pos == self.key_at, -1
+        return super().step(action)
+
+
+@pytest.mark.parametrize("retake", [False, True])
+def test_retake_undone_takes_a_dropped_key_again_and_the_lockstep_twins_it(tmp_path, retake):
+    """``protect_landmarks``: a door run that puts the key down fails ("undone"). Alone, the episode
+    ends there; with ``retake_undone`` it goes on, (has-key) leaves the achieved landmarks and its
+    skills run again, later in the same episode. A lockstep of one env is the same run."""
+    (tmp_path / "keydoor.pddl").write_text(KEYDOOR_PDDL)
+    spec = plugins.make_domain("keydoor-drop", env=DropCorridor, labeler=KEYDOOR_LABELS,
+                               model=tmp_path / "keydoor.pddl", max_episode_steps=200)
+    drop = bind_spec(spec)
+    cfg = make_config("keydoor-drop", "asgrl", seed=5, total_steps=6000, eval_interval=1000, eval_episodes=3,
+                      final_eval_episodes=3, early_stop_evals=0)
+    cfg = merge_overrides(cfg, {"learner": {**DEEP, "protect_landmarks": True, "retake_undone": retake}})
+    subgoals = make_subgoals(cfg, drop.task)
+    serial, twin = build_learner(cfg, subgoals, 4), build_learner(cfg, subgoals, 4)
+    seeds = range(300, 360)
+    want = [serial.train_episode(drop.make_env(max_steps=200), drop.labeler, seed, 10**6) for seed in seeds]
+    lock, got = Lockstep(twin, [drop.make_env(max_steps=200)], drop.labeler), []
+    with torch_threads(1):
+        for seed in seeds:
+            lock.start(0, seed)
+            while not lock.idle():
+                got.extend(lock.tick(10**6))
+    assert got == want
+    retaken = [ep for ep in want if [g for g, _ in ep.skills].count("(has-key)") > 1]
+    if retake:  # the key taken again in the episode it was dropped in, and the door opened after
+        assert len(retaken) >= 5 and any("(door-open)" in ep.reached for ep in retaken)
+        with pytest.raises(ConfigError, match="protect_landmarks true"):
+            merge_overrides(cfg, {"learner": {"protect_landmarks": False}})
+    else:
+        assert not retaken
+
+
 @pytest.mark.parametrize("novelty", [0.0, 0.05])
 def test_n_envs_4_stops_and_resumes(binding, tmp_path, novelty):
     """Stopped mid-run (a signal), it checkpoints with its episodes in flight cut short; resumed, it
     finishes the budget, and two resumes of one checkpoint are the same run (with ``label_novelty``,
-    ``state_novelty`` and ``epsilon_success_window`` too: their counts are in the checkpoint)."""
+    ``state_novelty`` and ``epsilon_success_window`` too: their counts are in the checkpoint; and with
+    ``frame_stack``, whose stacks start anew with the episodes after the resume)."""
     cfg = merge_overrides(config(4, 2500, seed=3, checkpoint_interval=1000),
                           {"learner": {"label_novelty": novelty, "state_novelty": novelty,
                                        "protect_landmarks": bool(novelty),
-                                       "deep": {"epsilon_success_window": 10 if novelty else 0}}})
+                                       "deep": {"epsilon_success_window": 10 if novelty else 0,
+                                                "frame_stack": 2 if novelty else 1}}})
     train(cfg, binding, run_dir=RunDir.create(tmp_path / "whole", cfg))
     calls = {"n": 0}
 

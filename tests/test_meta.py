@@ -131,6 +131,7 @@ def test_protected_landmarks_fail_a_run_that_undoes_what_its_landmark_needs():
         wrapper.begin(1, [0])
         _, r, term, trunc, info = wrapper.step(0)  # back to cell 5: off the side
         assert (r, term, trunc, info["subgoal"]) == (0.0, status is not None, False, status)
+        assert wrapper.undone == ((0,) if protect else ())  # what the run made false, for ``retake_undone``
     wrapper.begin(1, [0])  # begun off the side: nothing to protect
     assert wrapper.step(0)[4]["subgoal"] is None
     wrapper = SubgoalWrapper(Corridor(start=5), binding.labeler, subgoals, protect=True)

@@ -304,6 +304,12 @@ class DeepQConfig:
     # takes in the other's steps, on a second core; each group acts one update behind, as with
     # ``update_thread``. Needs n_envs > 1.
     env_process: bool = False
+    # 1: the skills read the observation of the step alone. N > 1: they read the last N observations
+    # of the episode, stacked (Gymnasium's FrameStackObservation; at the reset the first one
+    # repeated), as DQN reads the last four Atari frames (Mnih et al. 2015). A memory of N - 1 steps
+    # for a skill whose view does not tell it where it has been: MultiRoom's egocentric view (ours,
+    # docs/asgrl.md). With the "categorical" or "codes" encodings; the network's input is N times wider.
+    frame_stack: int = 1
 
     def __post_init__(self) -> None:
         c = Checker(self, "deep")
@@ -339,6 +345,10 @@ class DeepQConfig:
         c.flag("env_process")
         c.require(not self.env_process or self.n_envs > 1, "env_process",
                   f"needs n_envs > 1 (the lockstep loop), got n_envs {show(self.n_envs)}")
+        c.integer("frame_stack", ge=1, le=16)
+        c.require(self.frame_stack == 1 or self.encoding != "pixels", "frame_stack",
+                  f"stacks category-code observations: expected encoding \"categorical\" or \"codes\", "
+                  f"got \"pixels\" (frame_stack {show(self.frame_stack)})")
 
 
 @dataclass(frozen=True)
@@ -359,6 +369,12 @@ class HierarchicalConfig:
     # planning (McAllester & Rosenblitt 1991), on the landmark graph's greedy-necessary orderings.
     # Measured in docs/asgrl.md: it slowed KeyInBox and solved no new world, so it stays off.
     protect_landmarks: bool = False
+    # With protect_landmarks (ours; off in the paper's, the official code's and every preset): a run
+    # that makes a needed landmark false fails as above, but the episode goes on. The landmarks it
+    # made false leave the achieved ones, and the meta-controller chooses a skill to take them again
+    # (a dropped key is picked up again), where the episode would have ended. The steps a walk spends
+    # after letting go of the key are not lost, nor the episode's steps still to come.
+    retake_undone: bool = False
     # Dead-end landmark states (ours; 0 = off, the paper's and the official code's; ASGRL's asg default
     # is 20, ``default_learner``; 0 in the paper preset and for the other methods):
     # a landmark state from which the next skill has run this many times and never reached its own
@@ -415,6 +431,9 @@ class HierarchicalConfig:
         c.integer("skill_max_steps", ge=1)
         c.flag("strict_ordering")
         c.flag("protect_landmarks")
+        c.flag("retake_undone")
+        c.require(not self.retake_undone or self.protect_landmarks, "retake_undone",
+                  "goes on after a run that made a needed landmark false: expected protect_landmarks true, got false")
         c.integer("dead_end_after", ge=0)
         c.number("label_novelty", ge=0.0, le=1.0)
         c.number("state_novelty", ge=0.0, le=1.0)

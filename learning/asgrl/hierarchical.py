@@ -100,6 +100,20 @@ class HierarchicalLearner:
         return tuple((g, z) for g in self.subgoals.next_subgoals(achieved)
                      for z in range(self.skill_sets[g].active))
 
+    def _next_actions(self, achieved: list[int], reached: bool, success: bool, env_over: bool,
+                      undone: tuple[int, ...]) -> tuple[MetaAction, ...]:
+        """The choices for the next skill once one has ended; none when the episode is over. With
+        ``retake_undone``, a run that made needed landmarks false (``undone``) takes them out of
+        ``achieved`` (in place) and the episode goes on, to take them again."""
+        if success or env_over:
+            return ()
+        if reached:
+            return self._actions(achieved)
+        if undone and self.cfg.retake_undone:
+            achieved[:] = [j for j in achieved if j not in undone]
+            return self._actions(achieved)
+        return ()
+
     def state_dict(self) -> dict[str, Any]:
         """Everything learned and every counter, as data (``asg.learning.checkpoint``); the config,
         subgoals and action count are rebuilt from the run's config and checked on load."""
@@ -238,7 +252,7 @@ class HierarchicalLearner:
                 reward = self.cfg.meta.subgoal_reward
                 score += reward
             success = self.subgoals.goal_reached(wrapper.labels)
-            actions = self._actions(achieved) if reached and not success and not env_over else ()
+            actions = self._next_actions(achieved, reached, success, env_over, wrapper.undone)
             if learn:
                 t = MetaTransition(state, (g, z), reward, self._meta_state(history, achieved, s),
                                    actions, terminal=not actions)

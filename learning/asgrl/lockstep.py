@@ -307,7 +307,7 @@ class Lockstep:
             reward = learner.cfg.meta.subgoal_reward
             ep.score += reward
         ep.success = learner.subgoals.goal_reached(labels)
-        ep.actions = learner._actions(ep.achieved) if reached and not ep.success and not env_over else ()
+        ep.actions = learner._next_actions(ep.achieved, reached, ep.success, env_over, self.wrappers[i].undone)
         t = MetaTransition(ep.meta_state, (ep.g, ep.z), reward, learner._meta_state(ep.history, ep.achieved, ep.s),
                            ep.actions, terminal=not ep.actions)
         ep.trace.append(t)

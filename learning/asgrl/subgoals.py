@@ -166,7 +166,8 @@ class SubgoalWrapper(gym.Wrapper):
     """The skill MDP of one subgoal at a time: call ``begin`` before each skill.
 
     ``info["subgoal"]`` is ``"reached"``, ``"violated"`` (another pending subgoal came true),
-    ``"undone"`` (with ``protect``: a subgoal the target needs, achieved before, turned false),
+    ``"undone"`` (with ``protect``: a subgoal the target needs, achieved before, turned false; their
+    indices in ``undone``),
     ``"env-terminated"`` or ``None``; ``info["labels"]`` holds the true atoms and
     ``info["env_over"]`` whether the wrapped env's episode ended.
     """
@@ -180,7 +181,8 @@ class SubgoalWrapper(gym.Wrapper):
         self.max_steps = max_steps
         self.strict = strict
         self.protect = protect
-        self._kept: tuple[frozenset[Atom], ...] = ()  # what the target needs still true (``protect``)
+        self._kept: tuple[tuple[int, frozenset[Atom]], ...] = ()  # what the target needs, still true (``protect``)
+        self.undone: tuple[int, ...] = ()  # the needed subgoals the last step made false (status "undone")
         self.reward_value = reward
         self.labels: frozenset[Atom] = frozenset()
         self.track = track
@@ -214,8 +216,9 @@ class SubgoalWrapper(gym.Wrapper):
         self._watch = tuple(sg.atoms for i, sg in enumerate(self.subgoal_set.subgoals) if i not in done)
         if self.protect:
             subgoals = self.subgoal_set.subgoals
-            self._kept = tuple(subgoals[j].atoms for j in self.subgoal_set.needs[index]
+            self._kept = tuple((j, subgoals[j].atoms) for j in self.subgoal_set.needs[index]
                                if j in achieved and subgoals[j].holds(self.labels))
+        self.undone = ()
         self._steps = 0
         return self.target.holds(self.labels)
 
@@ -231,8 +234,8 @@ class SubgoalWrapper(gym.Wrapper):
             status = "violated"
         elif self.target.atoms <= labels:
             status = "reached"
-        elif any(not atoms <= labels for atoms in self._kept):
-            status = "undone"
+        elif lost := tuple(j for j, atoms in self._kept if not atoms <= labels):
+            status, self.undone = "undone", lost
         elif terminated:
             status = "env-terminated"
         reward = self.reward_value if status == "reached" else 0.0

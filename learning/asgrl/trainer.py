@@ -30,7 +30,6 @@ import numpy as np
 
 from asg import pddl_models
 from asg.envs import plugins
-from asg.envs.user_code import GuardedEnv
 from asg.learning.asgrl import lockstep, model_hints
 from asg.learning.asgrl.config import PRESETS, HierarchicalConfig, TrainConfig, make_config, merge_overrides
 from asg.learning.asgrl.episode import Learner
@@ -52,6 +51,7 @@ from asg.learning.registry import (
     bind_domain,
     build_learner,
     env_max_steps,
+    learner_env,
     make_subgoals,
     uses_landmarks,
 )
@@ -205,8 +205,8 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
         resumed = resume and run_dir is not None
         subgoals = run_dir.subgoals(cfg, binding) if resumed else make_subgoals(cfg, binding.task)
     max_steps = env_max_steps(cfg, subgoals, binding.episode_limit)
-    env = GuardedEnv(binding.make_env(max_steps=max_steps))  # its failures name the call and the step
-    eval_env = GuardedEnv(binding.make_env(max_steps=max_steps))
+    env = learner_env(cfg, binding, max_steps)  # its failures name the call and the step
+    eval_env = learner_env(cfg, binding, max_steps)
     learner: Learner
     if resume:
         assert run_dir is not None
@@ -254,7 +254,7 @@ def _train(cfg: TrainConfig, binding: DomainBinding | None, run_dir: RunDir | No
     between_episodes = True  # the learner and the loop state are consistent (a safe checkpoint)
     if lockstep.n_envs(cfg) > 1:  # deep skills in deep.n_envs envs at once; it ends with the status set
         lockstep.train(lockstep.Loop(cfg, learner, binding.labeler, env,
-                                     lambda: GuardedEnv(binding.make_env(max_steps=max_steps)), state, site,
+                                     lambda: learner_env(cfg, binding, max_steps), state, site,
                                      record_eval, checkpoint, progress, should_stop, stage_label(cfg),
                                      lambda stats: model_hints.record(state.evidence, stats)))
     try:
@@ -519,7 +519,7 @@ def evaluate_run(path: str | Path, *, episodes: int | None = None, domain: str |
     subgoals = run.subgoals(cfg, binding)
     learner = run.load_checkpoint(cfg, binding, subgoals)["learner"]
     n = episodes or cfg.eval_episodes
-    env = GuardedEnv(binding.make_env(max_steps=env_max_steps(cfg, subgoals, binding.episode_limit)))
+    env = learner_env(cfg, binding, env_max_steps(cfg, subgoals, binding.episode_limit))
     result = evaluate(learner, env, binding.labeler, eval_seeds(cfg.seed, n))
     noisy = evaluate(learner, env, binding.labeler, epsilon_eval_seeds(cfg.seed, n), cfg.final_eval_epsilon)
     return RunEvaluation(str(run.path), cfg, learner.env_steps, result.success_rate, tuple(result.episodes),
