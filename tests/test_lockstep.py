@@ -94,6 +94,20 @@ def metrics(path) -> list[dict]:
     return [{k: v for k, v in row.items() if k != "wall_seconds"} for row in RunDir.open(path).read_metrics()]
 
 
+def serial_and_lockstep(serial, twin, binding, seeds) -> tuple[list, list]:
+    """The training episodes of ``seeds``: ``serial``'s through ``train_episode``, ``twin``'s through a
+    lockstep of one env, each in an env of its own."""
+    env = binding.make_env(max_steps=200)
+    want = [serial.train_episode(env, binding.labeler, seed, 10**6) for seed in seeds]
+    lock, got = Lockstep(twin, [binding.make_env(max_steps=200)], binding.labeler), []
+    with torch_threads(1):
+        for seed in seeds:
+            lock.start(0, seed)
+            while not lock.idle():
+                got.extend(lock.tick(10**6))
+    return want, got
+
+
 # ----------------------------------------------------------------------------- one env
 def test_n_envs_1_is_todays_loop_bit_for_bit(binding):
     absent = train(config(None, 1500, seed=4), binding)
@@ -113,15 +127,7 @@ def test_a_lockstep_of_one_env_is_the_serial_loop(binding, novelty):
         "deep": {"epsilon_success_window": 10 if novelty else 0}}})
     subgoals = make_subgoals(cfg, binding.task)
     serial, twin = build_learner(cfg, subgoals, 4), build_learner(cfg, subgoals, 4)
-    seeds = range(100, 150)
-    env = binding.make_env(max_steps=200)
-    want = [serial.train_episode(env, binding.labeler, seed, 10**6) for seed in seeds]
-    lock, got = Lockstep(twin, [binding.make_env(max_steps=200)], binding.labeler), []
-    with torch_threads(1):
-        for seed in seeds:
-            lock.start(0, seed)
-            while not lock.idle():
-                got.extend(lock.tick(10**6))
+    want, got = serial_and_lockstep(serial, twin, binding, range(100, 150))
     assert got == want and serial.deep.updates > 100
     counters = [(learner.env_steps, learner.episodes, learner.deep.updates) for learner in (serial, twin)]
     assert counters[0] == counters[1]
@@ -215,14 +221,7 @@ def test_retake_undone_takes_a_dropped_key_again_and_the_lockstep_twins_it(tmp_p
     cfg = merge_overrides(cfg, {"learner": {**DEEP, "protect_landmarks": True, "retake_undone": retake}})
     subgoals = make_subgoals(cfg, drop.task)
     serial, twin = build_learner(cfg, subgoals, 4), build_learner(cfg, subgoals, 4)
-    seeds = range(300, 360)
-    want = [serial.train_episode(drop.make_env(max_steps=200), drop.labeler, seed, 10**6) for seed in seeds]
-    lock, got = Lockstep(twin, [drop.make_env(max_steps=200)], drop.labeler), []
-    with torch_threads(1):
-        for seed in seeds:
-            lock.start(0, seed)
-            while not lock.idle():
-                got.extend(lock.tick(10**6))
+    want, got = serial_and_lockstep(serial, twin, drop, range(300, 360))
     assert got == want
     retaken = [ep for ep in want if [g for g, _ in ep.skills].count("(has-key)") > 1]
     if retake:  # the key taken again in the episode it was dropped in, and the door opened after
