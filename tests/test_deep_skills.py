@@ -421,8 +421,8 @@ def test_a_minigrid_world_gives_deep_skills_its_egocentric_view(tmp_path):
 
 def test_frame_stack_gives_the_skills_the_last_views_and_trains_evaluates_and_resumes(tmp_path):
     """``deep.frame_stack`` 3: the env the learner acts in returns the last 3 views, the reset's
-    repeated at first; the first layer is 3 times wider; a run trains, is evaluated from its folder
-    and resumes to the uninterrupted run's metrics."""
+    repeated at first; the first layer is 3 times wider, while k-means sees an end state's last view
+    alone; a run trains, is evaluated from its folder and resumes to the uninterrupted run's metrics."""
     pytest.importorskip("minigrid")
     from pathlib import Path
 
@@ -454,6 +454,10 @@ def test_frame_stack_gives_the_skills_the_last_views_and_trains_evaluates_and_re
         whole = train(cfg, run_dir=RunDir.create(tmp_path / "whole", cfg), binding=view)
         learner = RunDir.open(tmp_path / "whole").load_checkpoint(cfg, view, make_subgoals(cfg, view.task))["learner"]
         assert next(learner.deep.net.parameters()).shape[1] == 3 * 49 * sum(plugins.MINIGRID_CATEGORIES)
+        ends = np.stack([first, after]).reshape(2, -1).astype(np.uint8)  # end states cluster by their last view
+        features = learner.skill_sets[0].featurize(ends)
+        assert features.shape == (2, 49 * sum(plugins.MINIGRID_CATEGORIES))
+        assert np.array_equal(features, learner.deep.one_hot(ends)[:, -features.shape[1]:])
         assert evaluate_run(tmp_path / "whole", episodes=2).env_steps == whole.env_steps
         calls = {"n": 0}
 

@@ -308,7 +308,8 @@ class DeepQConfig:
     # of the episode, stacked (Gymnasium's FrameStackObservation; at the reset the first one
     # repeated), as DQN reads the last four Atari frames (Mnih et al. 2015). A memory of N - 1 steps
     # for a skill whose view does not tell it where it has been: MultiRoom's egocentric view (ours,
-    # docs/asgrl.md). With the "categorical" or "codes" encodings; the network's input is N times wider.
+    # docs/asgrl.md). With the "categorical" or "codes" encodings; the network's input is N times wider,
+    # and k-means diversity still clusters the skills' end states by their last view alone.
     frame_stack: int = 1
 
     def __post_init__(self) -> None:

@@ -614,8 +614,13 @@ def build_skill_sets(cfg: HierarchicalConfig, subgoals: SubgoalSet, n_actions: i
     deep = DeepQ(cfg.deep, cfg.deep.gamma, sum(ks), n_actions, seed)
     by_channel = cfg.diversity.cluster_features == "channel-standardized"  # pooled by deep.pool = cluster_pool
 
+    stack = cfg.deep.frame_stack
+
     def featurize(stored: np.ndarray) -> np.ndarray:
         deep.ensure(stored.shape[-1])
+        if stack > 1:  # an end state is the skill's last view, not the views before it (App. D: end images)
+            last = stored[..., -(stored.shape[-1] // stack):]
+            return network_input(last, type(deep.one_hot)(cfg.deep.categories, last.shape[-1]))
         return channel_standardize(stored) if by_channel else network_input(stored, deep.one_hot)
     skill_sets, head = [], 0
     for sg, k, rng in zip(subgoals.subgoals, ks, rngs):
