@@ -262,17 +262,23 @@ def run_benchmark_grid(cells: Sequence[Any], out: Path, where: dict[str, Any],
                        on_done: Callable[..., None] | None = None) -> tuple[list[Any], bool]:
     """A benchmark script's grid: ``cells`` through ``grid.run_cells`` (finished cells read back) under the
     one progress view, on ``where`` (``grid_arguments``). Returns the runs and whether Ctrl-C stopped the
-    grid, in which case it has said that the same command resumes."""
+    grid, in which case it has said that the same command resumes. A run folder of another config
+    under ``out`` is one line and exit 2 (``SystemExit``), the folder untouched."""
     import sys
 
     from asg.cli.progress import Stages
     from asg.learning.asgrl.grid import run_cells
+    from asg.learning.errors import ConfigError
 
     stages = Stages()
     try:
-        runs = run_cells(cells, out, reuse=True, progress=stages, on_done=on_done, **where)
-    finally:
-        stages.close()
+        try:
+            runs = run_cells(cells, out, reuse=True, progress=stages, on_done=on_done, **where)
+        finally:
+            stages.close()
+    except ConfigError as err:  # a run folder of another config under ``out``: left as it is
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
     interrupted = any(run.result.status == "interrupted" for run in runs)
     if interrupted:
         print("interrupted; the same command resumes", file=sys.stderr)

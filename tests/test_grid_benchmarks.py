@@ -217,3 +217,22 @@ def test_deep_skills_speed_times_the_env_process_beside_both_vector_envs_of_ppo(
         with pytest.raises(SystemExit) as bad:  # the switch has its own flag: --deep cannot override it
             speed.main([*wrong, "--out", str(out)])
         assert bad.value.code == 2
+
+
+def test_a_run_folder_of_another_config_is_one_line_and_exit_2_and_stays(tmp_path, capsys):
+    """A benchmark grid pointed at a folder whose run has another config (here: another budget)
+    stops before any work with one line naming the folder, and leaves the run as it was."""
+    from asg.cli.options import run_benchmark_grid
+    from asg.learning.asgrl.grid import Cell
+
+    tiny = {"eval_interval": 1000, "eval_episodes": 1, "final_eval_episodes": 1}
+    run_benchmark_grid([Cell("mario", "goal-q", 0, steps=1000, overrides=tiny)], tmp_path, {})
+    folder = tmp_path / Cell("mario", "goal-q", 0, steps=1000, overrides=tiny).folder
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        run_benchmark_grid([Cell("mario", "goal-q", 0, steps=2000, overrides=tiny)], tmp_path, {})
+    err = capsys.readouterr().err.strip().splitlines()
+    assert stop.value.code == 2 and len(err) == 1
+    assert err[0].startswith("error: ") and str(folder) in err[0] and "another config" in err[0]
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
