@@ -616,11 +616,15 @@ def build_skill_sets(cfg: HierarchicalConfig, subgoals: SubgoalSet, n_actions: i
 
     stack = cfg.deep.frame_stack
 
+    @functools.lru_cache(maxsize=1)
+    def last_view_input(width: int) -> OneHot | ScaledCodes:  # built once the view's width is known
+        return type(deep.one_hot)(cfg.deep.categories, width)
+
     def featurize(stored: np.ndarray) -> np.ndarray:
         deep.ensure(stored.shape[-1])
         if stack > 1:  # an end state is the skill's last view, not the views before it (App. D: end images)
             last = stored[..., -(stored.shape[-1] // stack):]
-            return network_input(last, type(deep.one_hot)(cfg.deep.categories, last.shape[-1]))
+            return network_input(last, last_view_input(last.shape[-1]))
         return channel_standardize(stored) if by_channel else network_input(stored, deep.one_hot)
     skill_sets, head = [], 0
     for sg, k, rng in zip(subgoals.subgoals, ks, rngs):
