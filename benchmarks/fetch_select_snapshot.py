@@ -14,8 +14,17 @@ later epoch. With ``--average-from E`` each run also offers the weight average o
 epoch E on (stochastic weight averaging, ``evaluate.average_policies``), written beside ``--out``
 as ``<out>_averages/<run>_average_eE-eL.npz`` (a training run's folder has one writer, its trainer).
 
+``--policies`` adds policy files as candidates (the committed stages of a run, say). With ``--soup``
+the candidates become the ingredients of a greedy model soup (Wortsman et al., ICML 2022, Recipe 1):
+in order of their scores, each is added to the soup of the better ones if the weight average with it
+scores at least as high as without it. Their common parent's fine-tunes are what it is for: DDPG's
+continuations of one policy that each trade one family or setting for another. The uniform soup of
+every candidate is scored too. Both are written to ``<out>_soups/`` (weights averaged under the best
+ingredient's normaliser, ``evaluate.average_policies``), scored as rows of kind ``soup``.
+
     python benchmarks/fetch_select_snapshot.py --runs runs/ef-gp-q runs/ef-gp-r [--episodes 8]
         [--every 10] [--average-from 960] [--jobs 2] [--out FILE]
+    python benchmarks/fetch_select_snapshot.py --policies A/policy.npz B/policy.npz ... --soup [--out FILE]
 
 It prints one line per snapshot and writes the rows and the choice to ``--out`` (stamped with its
 command, commit, budget and seeds). Model selection on held-out data: the atomic evaluation
@@ -28,10 +37,12 @@ import re
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from provenance import command_line, write_result
 
-from asg.learning.goal_policy.evaluate import average_policies, evaluate_atomic, save_policy
+from asg.learning.errors import CheckpointError
+from asg.learning.goal_policy.evaluate import average_policies, evaluate_atomic, load_policy, save_policy
 
 SETTINGS = ("table", "chained", "other_zone")
 SNAPSHOT = re.compile(r"policy_e(\d{4,})\.npz$")
@@ -60,9 +71,55 @@ def score(path: Path, episodes: int, seed: int) -> dict:
     """The snapshot's family rates per setting (goal test) and its score, the worst of them."""
     rates = {}
     for setting in SETTINGS:
-        result = evaluate_atomic(path, episodes=episodes, seed=seed, starts=setting)
-        rates.update({f"{setting}/{fam}": rate for fam, rate in result["families"].items()})
+        rates.update(score_setting(path, episodes, seed, setting))
     return {"rates": rates, "score": min(rates.values())}
+
+
+def score_setting(path: Path, episodes: int, seed: int, setting: str) -> dict[str, float]:
+    """The policy's family rates (goal test) from one setting's starts."""
+    result = evaluate_atomic(path, episodes=episodes, seed=seed, starts=setting)
+    return {f"{setting}/{fam}": rate for fam, rate in result["families"].items()}
+
+
+def score_spread(pool: Any, path: Path, episodes: int, seed: int) -> dict:
+    """``score`` with the settings spread over the pool's processes."""
+    rates: dict[str, float] = {}
+    for part in pool.map(score_setting, [path] * len(SETTINGS), [episodes] * len(SETTINGS),
+                         [seed] * len(SETTINGS), SETTINGS):
+        rates.update(part)
+    return {"rates": rates, "score": min(rates.values())}
+
+
+def soups(pool: Any, scored: list[dict], folder: Path, episodes: int, seed: int) -> list[dict]:
+    """The greedy soup of the scored candidates (Recipe 1 of Wortsman et al. 2022: by score, each kept
+    if the average with it scores at least as high) and the uniform soup of all; their rows."""
+    ranked = sorted(scored, key=lambda r: -r["score"])
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def mixed(name: str, rows: list[dict]) -> tuple[Path, dict]:
+        path = folder / f"{name}.npz"  # the best ingredient last: its normaliser is the soup's
+        save_policy(average_policies([r["policy"] for r in reversed(rows)]), path)
+        return path, score_spread(pool, path, episodes, seed)
+
+    kept, best, out = [ranked[0]], ranked[0]["score"], []
+    for k, row in enumerate(ranked[1:], 2):
+        path, trial = mixed(f"greedy_trial_{k}", [*kept, row])
+        added = trial["score"] >= best - 1e-9  # rates are sums of fractions: an equal score may differ in the last bit
+        print(f"soup of {len(kept) + 1}, + {row['policy']}: score {trial['score']:.3f} "
+              f"({'kept' if added else 'left out'}; {best:.3f} without)", flush=True)
+        out.append({"kind": "soup-trial", "policy": str(path), "ingredients": [r["policy"] for r in [*kept, row]],
+                    "kept": added, **trial})
+        if added:
+            kept, best = [*kept, row], trial["score"]
+    path, greedy = mixed("greedy_soup", kept)
+    out.append({"kind": "soup", "name": "greedy", "policy": str(path), "ingredients": [r["policy"] for r in kept],
+                **greedy})
+    path, uniform = mixed("uniform_soup", ranked)
+    out.append({"kind": "soup", "name": "uniform", "policy": str(path),
+                "ingredients": [r["policy"] for r in ranked], **uniform})
+    for row in out[-2:]:
+        print(f"{row['name']} soup of {len(row['ingredients'])}: score {row['score']:.3f}", flush=True)
+    return out
 
 
 class _Serial:
@@ -79,7 +136,10 @@ class _Serial:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=Path, nargs="+", required=True, help="goal-policy run folders")
+    parser.add_argument("--runs", type=Path, nargs="+", default=[], help="goal-policy run folders")
+    parser.add_argument("--policies", type=Path, nargs="+", default=[], help="policy files, scored as candidates")
+    parser.add_argument("--soup", action="store_true",
+                        help="also build and score the greedy and the uniform model soup of the candidates")
     parser.add_argument("--episodes", type=int, default=8, help="episodes per program and setting")
     parser.add_argument("--every", type=int, default=5, help="score snapshots of epochs that are multiples of this")
     parser.add_argument("--seed", type=int, default=7919, help="the validation suite's seed (not 0, the evaluation's)")
@@ -94,10 +154,20 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--episodes, --every and --jobs must be >= 1")
     if args.seed == 0:
         parser.error("--seed: 0 is the atomic evaluation's seed; the validation suite needs its own")
+    if not args.runs and not args.policies:
+        parser.error("expected --runs, --policies or both")
     candidates = [(run, epoch, path) for run in args.runs for epoch, path in snapshots(run, args.every)]
     missing = [str(run) for run in args.runs if not any(c[0] == run for c in candidates)]
     if missing:
         parser.error(f"--runs: no snapshots/policy_eNNNN.npz in {', '.join(missing)} (schedule.snapshot_every)")
+    for path in args.policies:
+        try:
+            load_policy(path)
+        except CheckpointError as exc:
+            parser.error(f"--policies: {exc}")
+    if args.soup and len(candidates) + len(args.policies) < 2:
+        parser.error("--soup: expected 2 or more candidates")
+    candidates += [(path.parent, 0, path) for path in args.policies]
     if args.averages_only and args.average_from is None:
         parser.error("--averages-only needs --average-from")
     if args.averages_only:
@@ -111,12 +181,15 @@ def main(argv: list[str] | None = None) -> None:
     with ProcessPoolExecutor(args.jobs) if args.jobs > 1 else _Serial() as pool:
         scores = pool.map(score, paths, [args.episodes] * n, [args.seed] * n)
         for k, ((run, epoch, path), scored) in enumerate(zip(candidates, scores), 1):
-            kind = "average" if "_average_e" in path.name else "snapshot"
+            kind = "average" if "_average_e" in path.name else "policy" if path in args.policies else "snapshot"
             row = {"run": str(run), "epoch": epoch, "kind": kind, "policy": str(path), **scored}
             rows.append(row)
             cells = " ".join(f"{name} {rate:.3f}" for name, rate in row["rates"].items())
             print(f"[{k}/{len(candidates)}] {run.name} {path.stem}: score {row['score']:.3f} ({cells})", flush=True)
-    best = max(rows, key=lambda r: (r["score"], r["epoch"], r["kind"] == "snapshot"))
+        if args.soup:
+            rows += soups(pool, rows, args.out.parent / f"{args.out.stem}_soups", args.episodes, args.seed)
+    best = max((r for r in rows if r["kind"] != "soup-trial"),
+               key=lambda r: (r["score"], r.get("epoch", 0), r["kind"] == "snapshot"))
     seconds = round(time.perf_counter() - t0, 1)
     write_result(args.out, {"chosen": best, "rows": rows, "settings": list(SETTINGS), "seconds": seconds},
                  command_line(__file__, argv), {"episodes_per_program_and_setting": args.episodes}, [args.seed])

@@ -74,9 +74,12 @@ def load_policy(path: str | Path) -> PolicySnapshot:
 
 
 def average_policies(policies: Sequence[str | Path | PolicySnapshot]) -> PolicySnapshot:
-    """The actors' weights averaged, layer by layer, with the last policy's normaliser statistics:
-    stochastic weight averaging (Izmailov et al., UAI 2018; in deep RL, Nikishin et al. 2018) of
-    snapshots of one run, whose normalisers have drifted little by then (ours, never a preset's)."""
+    """The actors' weights averaged, layer by layer, under the last policy's normaliser statistics:
+    stochastic weight averaging of snapshots of one run (Izmailov et al., UAI 2018; in deep RL,
+    Nikishin et al. 2018), or a model soup of runs fine-tuned from one parent (Wortsman et al.,
+    ICML 2022). Each policy's own normaliser is first folded into its first layer
+    (:func:`renormalized`), so every actor is averaged as a function of the same inputs (ours,
+    never a preset's)."""
     loaded = [_as_policy(p) for p in policies]
     if not loaded:
         raise ValueError("no policies to average")
@@ -84,10 +87,24 @@ def average_policies(policies: Sequence[str | Path | PolicySnapshot]) -> PolicyS
     if len(set(shapes)) != 1:
         raise ValueError(f"policies of different shapes cannot be averaged: {sorted(set(shapes))}")
     last = loaded[-1]
+    loaded = [renormalized(p, last.o_stats, last.g_stats) for p in loaded]
     layers = tuple((np.mean([p.layers[i][0] for p in loaded], axis=0).astype(w.dtype),
                     np.mean([p.layers[i][1] for p in loaded], axis=0).astype(b.dtype))
                    for i, (w, b) in enumerate(last.layers))
     return PolicySnapshot(layers, last.o_stats, last.g_stats, last.clip_obs)
+
+
+def renormalized(policy: PolicySnapshot, o_stats: NormStats, g_stats: NormStats) -> PolicySnapshot:
+    """The same actor reading inputs normalised by ``o_stats`` and ``g_stats``: with x_own =
+    (x - mean_own) / std_own = x_new * (std_new / std_own) + (mean_new - mean_own) / std_own, the first
+    layer's columns scale by std_new / std_own and its bias gains W1 of the shift. Exact but for the
+    ±clip of normalised inputs, which now applies on the new scale."""
+    w, b = policy.layers[0]
+    scale = np.concatenate([o_stats.std / policy.o_stats.std, g_stats.std / policy.g_stats.std])
+    shift = np.concatenate([(o_stats.mean - policy.o_stats.mean) / policy.o_stats.std,
+                            (g_stats.mean - policy.g_stats.mean) / policy.g_stats.std])
+    first = ((w * scale[None, :]).astype(w.dtype), (b + w @ shift).astype(b.dtype))
+    return PolicySnapshot((first, *policy.layers[1:]), o_stats, g_stats, policy.clip_obs)
 
 
 def _as_policy(policy: str | Path | PolicySnapshot) -> PolicySnapshot:

@@ -7,17 +7,22 @@
 # runs/ef_i_pipeline.sh and runs/ef_j_pipeline.sh; i's run had no move_end step, measured after it).
 # With SNAPSHOT, the stage's policy.npz is that policy file (a snapshot, runs/ef-gp-STAGE/snapshots/policy_eNNNN.npz,
 # or a weight average, as chosen by benchmarks/fetch_select_snapshot.py), and the run's last policy is kept as
-# policy_last.npz.
+# policy_last.npz. A policy with no run of its own (a model soup of committed stages, fetch_select_snapshot.py --soup)
+# goes the same way with no runs/ef-gp-STAGE: goal-policy-STAGE/ then holds the policy file alone.
 set -ex
 S=${1:?usage: pipeline.sh STAGE [SNAPSHOT] (the letter of goal-policy-STAGE; a policy file chosen for it)}
 SNAPSHOT=${2:-}
 cd "$(dirname "$0")/../../../.."
 EF=benchmarks/results/fetch_programs/expert_free
-while [ ! -f runs/ef-gp-$S/result.json ]; do sleep 20; done
 mkdir -p $EF/goal-policy-$S
-cp runs/ef-gp-$S/{carry.npz,policy.npz,config.json,metrics.csv,curves.png,checkpoint.json,result.json} $EF/goal-policy-$S/
-cp runs/ef-gp-$S.log $EF/goal-policy-$S/train.log
-if [ -n "$SNAPSHOT" ]; then
+if [ -n "$SNAPSHOT" ] && [ ! -d runs/ef-gp-$S ]; then
+  cp "$SNAPSHOT" $EF/goal-policy-$S/policy.npz
+else
+  while [ ! -f runs/ef-gp-$S/result.json ]; do sleep 20; done
+  cp runs/ef-gp-$S/{carry.npz,policy.npz,config.json,metrics.csv,curves.png,checkpoint.json,result.json} $EF/goal-policy-$S/
+  cp runs/ef-gp-$S.log $EF/goal-policy-$S/train.log
+fi
+if [ -n "$SNAPSHOT" ] && [ -f $EF/goal-policy-$S/carry.npz ]; then
   mv $EF/goal-policy-$S/policy.npz $EF/goal-policy-$S/policy_last.npz
   cp "$SNAPSHOT" $EF/goal-policy-$S/policy.npz
 fi
