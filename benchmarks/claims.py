@@ -142,6 +142,11 @@ def _off_table(data: dict[str, Any]) -> str:
     return _two(data["failed_calls"]["episodes_with_a_block_off_the_table"]["rate"])
 
 
+def _soup_size(data: dict[str, Any]) -> int:
+    """``fetch_select_snapshot.py --soup``: how many policies the greedy soup averages."""
+    return len(next(r for r in data["rows"] if r.get("name") == "greedy")["ingredients"])
+
+
 RESULTS = "benchmarks/results"
 FETCH = f"{RESULTS}/fetch_programs"
 CLAIMS: list[Claim] = [
@@ -197,30 +202,23 @@ CLAIMS: list[Claim] = [
     Claim("AlphaNPI-X, `fast` preset", f"{FETCH}/learned_stop/fast-200/non-atomic-replan-learned.json",
           lambda d: f"{_table2(d)} ({_episodes(d)} episodes"),
     Claim("AlphaNPI-X, `fast` preset", f"{RESULTS}/npi_ddpg_baselines_800k.json", _baselines),
-    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-m/non-atomic-replan-learned.json",
+    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-soup/non-atomic-replan-learned.json",
           lambda d: f"re-plan {_table2(d)} ({_episodes(d)} episodes"),
-    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-m/atomic_eval_100.json", _atomic),
-    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-i/non-atomic-replan-learned.json",
-          lambda d: f"re-plan {_table2(d)}"),
-    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-m/stack_all_blocks_calls.json",
-          lambda d: f"ψ {_onto(d, 3)}"),
-    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-m/stack_levels_chained_30.json",
-          lambda d: f"{_level(d, 3)} onto towers built by Θ"),
-    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-m/stack_all_blocks_calls.json",
-          lambda d: f"{_off_table(d)} of those episodes"),
-    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-m/clean_and_stack_calls.json",
-          lambda d: f"still holding the block in {_two(d['failed_calls']['Stack']['held_after_rate'])} of them, "
-                    f"{100 * d['failed_calls']['Stack']['moved_off_quartiles_m'][1]:.1f} cm from its target (median)"),
+    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-soup/atomic_eval_100.json", _atomic),
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-m700/non-atomic-replan-learned.json",
           lambda d: f"re-plan {_table2(d)}"),
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/meta-controller-m700/result.json",
           lambda d: f"{d['iterations']} iterations"),
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/meta-controller-m/result.json",
           lambda d: f"[{d['iterations']}]"),
-    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/snapshot_choice_qr.json",
-          lambda d: f"scores {_two(d['chosen']['score'])} on held-out starts"),
-    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-m/zone_stack_60.json",
-          lambda d: f"ψ in {d['rows']['orange_theta']['psi']} of {d['rows']['orange_theta']['stacks']}"),
+    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-soup/stack_all_blocks_calls.json",
+          lambda d: f"ψ {_onto(d, 3)}"),
+    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-soup/stack_levels_chained_30.json",
+          lambda d: f"{_level(d, 3)} onto towers built by Θ"),
+    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-soup/clean_and_stack_calls.json",
+          lambda d: f"{_off_table(d)} of the episodes"),
+    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/soup_m_descendants.json",
+          lambda d: f"of {_soup_size(d)} committed stages"),
     Claim("AlphaNPI-X, `paper` preset", f"{FETCH}/paper_pipeline/epochs-30/atomic.json", _atomic),
     Claim("AlphaNPI-X, `paper` preset", f"{FETCH}/paper_pipeline/epochs-30/replan.json",
           lambda d: f"re-plan {_table2(d)} ({_episodes(d)} episodes"),

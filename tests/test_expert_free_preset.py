@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -150,13 +151,13 @@ def test_no_shipped_file_stands_in_for_a_stage_of_the_learned_preset(args, expec
 
 # ------------------------------------------------ the committed expert-free pipeline (Table 2 row)
 EXPERT_FREE = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "fetch_programs" / "expert_free"
-ROW = EXPERT_FREE / "table2-m" / "non-atomic-replan-learned.json"  # the README's row
+ROW = EXPERT_FREE / "table2-soup" / "non-atomic-replan-learned.json"  # the README's row
 
 
 def committed_stage_files():
-    """The row's goal policy, meta-controller and behaviour model."""
-    return (EXPERT_FREE / "goal-policy-m" / "policy.npz", EXPERT_FREE / "meta-controller-m",
-            EXPERT_FREE / "behaviour-model-m" / "behaviour_model.npz")
+    """The row's goal policy (a soup of committed stages, tested below), meta-controller and behaviour model."""
+    return (EXPERT_FREE / "goal-policy-soup" / "policy.npz", EXPERT_FREE / "meta-controller-soup",
+            EXPERT_FREE / "behaviour-model-soup" / "behaviour_model.npz")
 
 
 def test_the_committed_stages_were_trained_with_no_expert():
@@ -216,6 +217,24 @@ def test_the_continued_goal_policies_descend_from_the_rows_one():
     final = json.loads((EXPERT_FREE / "goal-policy-m" / "config.json").read_text())["config"]["schedule"]  # the row's
     assert (final["chained_handoff"], final["chained_place"], final["release_height"]) == (0.5, 0.4, 0.05)
     assert (final["chained_place_family"], final["chained_tower_weights"]) == ("Stack", [1.0, 1.0, 2.0])
+
+
+def test_the_soup_is_the_weight_average_of_committed_stages():
+    """goal-policy-soup is no training run: it is the greedy model soup of committed continuations of the
+    row's lineage (each tested above), chosen on the held-out suite by fetch_select_snapshot.py --soup.
+    Averaged again from the committed files, it is the committed policy, array for array."""
+    from asg.learning.goal_policy.evaluate import average_policies, load_policy
+
+    record = json.loads((EXPERT_FREE / "soup_m_descendants.json").read_text())
+    greedy, = (row for row in record["rows"] if row["kind"] == "soup" and row["name"] == "greedy")
+    repo = EXPERT_FREE.parents[3]
+    stages = [Path(path).parent.name for path in greedy["ingredients"]]
+    assert stages[0] == "goal-policy-m" and set(stages) <= {f"goal-policy-{x}" for x in "mnopqrstu"}
+    again = average_policies([repo / path for path in reversed(greedy["ingredients"])])
+    committed = load_policy(EXPERT_FREE / "goal-policy-soup" / "policy.npz")
+    assert len(committed.layers) == len(again.layers) and np.array_equal(again.o_stats.mean, committed.o_stats.mean)
+    for (w, b), (w2, b2) in zip(again.layers, committed.layers):
+        assert np.array_equal(w, w2) and np.array_equal(b, b2)
 
 
 def test_the_committed_row_is_evaluated_with_no_expert(no_expert, tmp_path):
