@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import re
 import time
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -69,9 +70,12 @@ def averaged(run: Path, every: int, first: int, folder: Path) -> tuple[int, Path
 
 def score(path: Path, episodes: int, seed: int) -> dict:
     """The snapshot's family rates per setting (goal test) and its score, the worst of them."""
-    rates = {}
-    for setting in SETTINGS:
-        rates.update(score_setting(path, episodes, seed, setting))
+    return _scored(score_setting(path, episodes, seed, setting) for setting in SETTINGS)
+
+
+def _scored(parts: Iterable[dict[str, float]]) -> dict:
+    """The rates of every setting together, and the score: the worst of them."""
+    rates = {name: rate for part in parts for name, rate in part.items()}
     return {"rates": rates, "score": min(rates.values())}
 
 
@@ -83,11 +87,8 @@ def score_setting(path: Path, episodes: int, seed: int, setting: str) -> dict[st
 
 def score_spread(pool: Any, path: Path, episodes: int, seed: int) -> dict:
     """``score`` with the settings spread over the pool's processes."""
-    rates: dict[str, float] = {}
-    for part in pool.map(score_setting, [path] * len(SETTINGS), [episodes] * len(SETTINGS),
-                         [seed] * len(SETTINGS), SETTINGS):
-        rates.update(part)
-    return {"rates": rates, "score": min(rates.values())}
+    n = len(SETTINGS)
+    return _scored(pool.map(score_setting, [path] * n, [episodes] * n, [seed] * n, SETTINGS))
 
 
 def soups(pool: Any, scored: list[dict], folder: Path, episodes: int, seed: int) -> list[dict]:
@@ -96,22 +97,27 @@ def soups(pool: Any, scored: list[dict], folder: Path, episodes: int, seed: int)
     ranked = sorted(scored, key=lambda r: -r["score"])
     folder.mkdir(parents=True, exist_ok=True)
 
-    def mixed(name: str, rows: list[dict]) -> tuple[Path, dict]:
+    def averaged(name: str, rows: list[dict]) -> Path:
         path = folder / f"{name}.npz"  # the best ingredient last: its normaliser is the soup's
         save_policy(average_policies([r["policy"] for r in reversed(rows)]), path)
+        return path
+
+    def mixed(name: str, rows: list[dict]) -> tuple[Path, dict]:
+        path = averaged(name, rows)
         return path, score_spread(pool, path, episodes, seed)
 
-    kept, best, out = [ranked[0]], ranked[0]["score"], []
+    kept, greedy, out = [ranked[0]], {"rates": ranked[0]["rates"], "score": ranked[0]["score"]}, []
     for k, row in enumerate(ranked[1:], 2):
         path, trial = mixed(f"greedy_trial_{k}", [*kept, row])
+        best = greedy["score"]
         added = trial["score"] >= best - 1e-9  # rates are sums of fractions: an equal score may differ in the last bit
         print(f"soup of {len(kept) + 1}, + {row['policy']}: score {trial['score']:.3f} "
               f"({'kept' if added else 'left out'}; {best:.3f} without)", flush=True)
         out.append({"kind": "soup-trial", "policy": str(path), "ingredients": [r["policy"] for r in [*kept, row]],
                     "kept": added, **trial})
         if added:
-            kept, best = [*kept, row], trial["score"]
-    path, greedy = mixed("greedy_soup", kept)
+            kept, greedy = [*kept, row], trial
+    path = averaged("greedy_soup", kept)  # the last kept trial's weights (or the best alone): scored already
     out.append({"kind": "soup", "name": "greedy", "policy": str(path), "ingredients": [r["policy"] for r in kept],
                 **greedy})
     path, uniform = mixed("uniform_soup", ranked)
