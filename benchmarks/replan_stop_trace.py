@@ -6,19 +6,22 @@ prints one line per search (its ``on_search`` callback): the program, the calls 
 whether its ψ holds in the real state, the network's value, and for every action the search
 visited its prior P, visits N and Q, then the action taken.
 Ends with the success count. ``--stop-at-expansion on|off`` overrides the saved search switch.
+``--mode plan`` runs the plan mode instead (one search from the start state in the model, its atomic
+calls run open-loop; no per-search lines), to set its calls beside re-plan's on the same starts.
 ``--policy`` and ``--behaviour-model`` take a stage's files in place of the shipped ones.
 
-``--out FILE`` writes every episode's atomic calls in order, each with whether its ψ held in
-MuJoCo, for a Stack (``Stack_a_b``: a onto b) the height of the tower it goes onto (b's level by
-the labeler's ``on`` atoms before the call), for a Move the blocks already in its zone, and the
-tallest tower after it; per atomic family the
-ψ rate of its first, second, third... call in an episode; and the ψ rate of the Stack calls by the
-height of the tower they go onto, in the states the policy's own earlier calls left (the levels
-Stack_All_Blocks must pass in turn; ``fetch_stack_end.py`` counts the same from chained starts),
+``--out FILE`` writes each episode's outcome (``episode_success``) and its atomic calls in order,
+each with whether its ψ held in MuJoCo, for a Stack (``Stack_a_b``: a onto b) the height of the
+tower it goes onto (b's level by the labeler's ``on`` atoms before the call), for a Move the blocks
+already in its zone, and the tallest tower after it; per atomic family the ψ rate of its first,
+second, third... call in an episode; and the ψ rate of the Stack calls by the height of the tower
+they go onto, in the states the policy's own earlier calls left (the levels Stack_All_Blocks must
+pass in turn; ``fetch_stack_end.py`` counts the same from chained starts),
 and of the Moves by the blocks already in the zone, each split by whether the call before held its ψ.
 
     python benchmarks/replan_stop_trace.py --checkpoint runs/mc-learned-stop --program Clean_Table \
         [--episodes 2] [--stop-at-expansion on|off] [--quiet] [--policy P --behaviour-model B] [--out FILE]
+        [--mode replan|plan]
 """
 from __future__ import annotations
 
@@ -168,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy", type=Path, help="goal policy (.npz; default: the shipped one)")
     parser.add_argument("--behaviour-model", type=Path, help="behaviour model (.npz; default: the shipped one)")
     parser.add_argument("--out", type=Path, help="write the episodes' atomic calls and their summary here (JSON)")
+    parser.add_argument("--mode", choices=["replan", "plan"], default="replan",
+                        help="inference mode (plan: one search from the start, its calls run open-loop)")
     args = parser.parse_args(argv)
     model = build_model("learned", fp.world_model("learned", args.behaviour_model))
     path = args.checkpoint / CHECKPOINT if args.checkpoint.is_dir() else args.checkpoint
@@ -177,19 +182,20 @@ def main(argv: list[str] | None = None) -> int:
         search = replace(search, stop_at_expansion=args.stop_at_expansion == "on")
     task = model.table.index(args.program)
     real = TowerExecutor(policy_controller(args.policy or fp.shipped("goal-policy")))
-    wins, episodes = 0, []
+    wins, episodes, outcomes = 0, [], []
     for k in range(args.episodes):
         rng = np.random.default_rng([args.seed, task, k])  # the start states of pipeline.evaluate_programs
         real.reset(int(rng.integers(2**31)))
         real.settings.clear()
         ctx = SearchContext(model, net.snapshot(), search, rng)
-        record = run_program("replan", task, real, ctx, on_search=None if args.quiet else printer(ctx))
+        record = run_program(args.mode, task, real, ctx, on_search=None if args.quiet else printer(ctx))
         wins += record.success
+        outcomes.append(record.success)
         episodes.append([{"program": name, "psi": ok, **setting}
                          for (name, ok), setting in zip(atomic_calls(record), real.settings, strict=True)])
         if not args.quiet:
             print(f"episode {k}: {'success' if record.success else 'failure'}")
-    print(f"{args.program}: {wins}/{args.episodes} (stop_at_expansion {search.stop_at_expansion})")
+    print(f"{args.program}: {wins}/{args.episodes} ({args.mode}, stop_at_expansion {search.stop_at_expansion})")
     summary = call_summary(episodes)
     by_tower, by_zone = by_setting(episodes, "onto_tower"), by_setting(episodes, "zone_before")
     for family, rows in summary.items():
@@ -205,8 +211,9 @@ def main(argv: list[str] | None = None) -> int:
               f"the block this far from its target (quartiles) {f['moved_off_quartiles_m']} m")
     print(f"episodes in which a block fell off the table: {fell['rate']:.2f}")
     if args.out is not None:
-        result = {"program": args.program, "checkpoint": str(args.checkpoint), "policy": str(args.policy),
-                  "behaviour_model": str(args.behaviour_model), "success": wins, "calls_by_family": summary,
+        result = {"program": args.program, "mode": args.mode, "checkpoint": str(args.checkpoint),
+                  "policy": str(args.policy), "behaviour_model": str(args.behaviour_model), "success": wins,
+                  "episode_success": outcomes, "calls_by_family": summary,
                   "stacks_by_onto_tower": by_tower, "moves_by_zone_before": by_zone,
                   "failed_calls": {**failures, "episodes_with_a_block_off_the_table": fell},
                   "episodes": episodes}

@@ -209,14 +209,17 @@ def meta_controller_config(preset: str) -> Any:
     scored when the node is expanded) and keeps the reference code's trace buffer per program;
     ``paper`` has the paper's masks and lazy Stop only and T5's one buffer of n_buf traces
     (``buffer_scope`` "all"). Both keep one call limit for every level (the paper gives none).
-    ``learned`` (issue 36, no scripted expert anywhere) is ``fast``'s: it trains in imagination only."""
+    ``learned`` (issue 36, no scripted expert anywhere) is ``fast``'s with the network's encoder reading only
+    the blocks' positions (``net.state_view`` "blocks", ours: the part of a state the learned behaviour model
+    predicts closely; docs/fetch_programs.md, "The meta-controller's seed, and what its network reads")."""
     from asg.learning.npi.config import NPIConfig
 
     if preset not in PRESETS:
         raise ConfigError(f"preset: unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
     config = NPIConfig()
-    if preset in ("fast", "learned"):  # learned: fast's (imagination only, no scripted controller in it)
-        return replace(config, search=replace(config.search, psi_prunings=False, stop_at_expansion=True))
+    if preset in ("fast", "learned"):  # both train in imagination only, no scripted controller in it
+        config = replace(config, search=replace(config.search, psi_prunings=False, stop_at_expansion=True))
+        return replace(config, net=replace(config.net, state_view="blocks")) if preset == "learned" else config
     return replace(config, search=replace(config.search, psi_prunings=False), buffer_scope="all")
 
 

@@ -12,7 +12,7 @@ from asg.learning.errors import CheckpointError, ConfigError
 from asg.learning.npi.config import NetConfig, NPIConfig, SearchConfig, from_dict, to_dict
 from asg.learning.npi.landmark_guidance import LandmarkGuide
 from asg.learning.npi.mcts import SearchContext, execute
-from asg.learning.npi.network import AlphaNPINet, make_batch, trace_loss
+from asg.learning.npi.network import AlphaNPINet, make_batch, state_inputs, trace_loss
 from asg.learning.npi.pipeline import build_model, evaluate_programs, train_meta_controller
 from asg.learning.npi.selfplay import EpisodeJob, SelfPlay, start_state
 from asg.learning.npi.trainer import (
@@ -22,7 +22,8 @@ from asg.learning.npi.trainer import (
     learning_progress_probabilities,
     trace_sample,
 )
-from asg.learning.world_models.program_models import HOME_GRIP, exact_fetch_model
+from asg.learning.world_models.program_models import HOME_GRIP, AtomWorld, exact_fetch_model
+from asg.planning.programs import fetch_library
 
 LEVEL1 = "Move_All_To_Zone_ORANGE"
 # Small enough for the default suite: 10 episodes of 40 simulations per iteration, lr 1e-3.
@@ -104,6 +105,49 @@ def test_bptt_forward_equals_the_stepwise_snapshot(model):
     loss, parts = trace_loss(net, make_batch([sample, sample], 70, table.n_actions))
     loss.backward()
     assert parts["policy_loss"] > 0 and net.embedding.weight.grad.abs().sum() > 0
+
+
+def test_the_blocks_view_reads_only_the_block_positions(model):
+    """net.state_view "blocks": f_enc reads the 12 block positions, the batch forward and the search's
+    snapshot agree, and a change anywhere else in the state (gripper, rotations, velocities) moves
+    nothing; the full view does see it."""
+    table, task = model.table, model.table.index(LEVEL1)
+    state = start_state(model, task, np.random.default_rng(0))
+    other = state.copy()
+    other[12:] += np.random.default_rng(1).normal(0.0, 0.5, 58)
+    outputs = {}
+    for view in ("full", "blocks"):
+        config = NetConfig(state_view=view)
+        torch.manual_seed(0)
+        net = AlphaNPINet(70, table.n_actions, len(table.tasks), config, inputs=state_inputs(model, config))
+        assert net.encoder[0].in_features == (70 if view == "full" else 12)
+        snap = net.snapshot()
+        h, c = snap.initial_hidden()
+        logits, value, _, _ = snap.evaluate(state, table.task_row(task), h, c)
+        moved, _, _, _ = snap.evaluate(other, table.task_row(task), h, c)
+        batch, _ = net(torch.as_tensor(np.stack([state, other]), dtype=torch.float32)[:, None],
+                       torch.tensor([table.task_row(task)] * 2))
+        assert np.allclose(logits, batch[0, 0].detach().numpy(), atol=1e-4)
+        assert np.allclose(moved, batch[1, 0].detach().numpy(), atol=1e-4)
+        outputs[view] = np.abs(logits - moved).max()
+    assert outputs["blocks"] == 0.0 and outputs["full"] > 1e-3
+
+
+def test_a_blocks_view_run_saves_and_loads_its_view(tmp_path, model):
+    from asg.learning.npi.pipeline import load_network
+
+    config = replace(SMALL, net=replace(SMALL.net, state_view="blocks"), iterations=1, stop_at_success=None)
+    train_meta_controller(tmp_path / "run", config=config, seed=0)
+    net, saved = load_network(tmp_path / "run" / "meta_controller.npz", model)
+    assert saved.net.state_view == "blocks" and net.encoder[0].in_features == 12
+    assert list(net.inputs) == list(range(12))
+
+
+def test_a_view_the_model_lacks_is_one_config_error():
+    with pytest.raises(ConfigError, match="state_view"):
+        NetConfig(state_view="pixels")
+    with pytest.raises(ConfigError, match=r"net.state_view: .* no 'blocks' view"):
+        state_inputs(AtomWorld(fetch_library()), NetConfig(state_view="blocks"))
 
 
 def test_buffer_draws_programs_uniformly_and_positive_traces_with_p_buf():

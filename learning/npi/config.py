@@ -21,6 +21,7 @@ Q_ESTIMATES = ("softmax", "mean")
 INITIAL_STATES = ("table", "stacked")
 BACKENDS = ("local", "ray")
 BUFFER_SCOPES = ("program", "all")
+STATE_VIEWS = ("full", "blocks")
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,10 @@ class NetConfig:
     head_hidden: int = 64  # policy and value heads 128 -> 64 -> out (§2.2)
     init_range: float = 0.1  # encoder, LSTM and heads initialised uniform in ±0.1 (§2.2)
     lr: float = 1e-4  # Adam learning rate (T5)
+    state_view: Literal["full", "blocks"] = "full"  # what f_enc reads: "full", the whole state s_t (B.2);
+    # "blocks" (ours), only the blocks' positions (the model's ``state_views``), the part of a state the
+    # learned behaviour model predicts closely: a network trained in imagination on the other dimensions
+    # (gripper, fingers, block rotations, velocities) meets real states far from every model state there.
 
     def __post_init__(self) -> None:
         c = Checker(self, "net")
@@ -41,6 +46,7 @@ class NetConfig:
             c.integer(name, ge=1)
         c.number("init_range", gt=0.0)
         c.number("lr", gt=0.0)
+        c.choice("state_view", STATE_VIEWS)
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,13 @@ self-play workers receive.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
+from asg.learning.errors import ConfigError
 from asg.learning.npi.config import NetConfig
 
 
@@ -29,12 +31,16 @@ class AlphaNPINet(nn.Module):
     """π(·|s, i, h), V(s, i, h) and the next LSTM state."""
 
     def __init__(self, state_dim: int, n_actions: int, n_tasks: int, config: NetConfig = NetConfig(),
-                 state_mean: np.ndarray | None = None, state_std: np.ndarray | None = None) -> None:
+                 state_mean: np.ndarray | None = None, state_std: np.ndarray | None = None,
+                 inputs: np.ndarray | None = None) -> None:
         super().__init__()
         self.config = config
         self.state_dim, self.n_actions, self.n_tasks = state_dim, n_actions, n_tasks
+        # The state dimensions f_enc reads (``state_inputs``; all of them by default).
+        self.inputs = np.arange(state_dim) if inputs is None else np.asarray(inputs, dtype=np.int64)
+        self._inputs = torch.as_tensor(self.inputs)
         c = config
-        self.encoder = nn.Sequential(nn.Linear(state_dim, c.obs_hidden), nn.ReLU(),
+        self.encoder = nn.Sequential(nn.Linear(len(self.inputs), c.obs_hidden), nn.ReLU(),
                                      nn.Linear(c.obs_hidden, c.obs_encoding), nn.Tanh())
         self.embedding = nn.Embedding(n_tasks, c.program_embedding)
         self.core = nn.LSTMCell(c.obs_encoding + c.program_embedding, c.lstm_hidden)
@@ -53,7 +59,8 @@ class AlphaNPINet(nn.Module):
     def forward(self, states: torch.Tensor, tasks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits (B, T, A) and values (B, T) of traces: states (B, T, D), task rows (B,)."""
         batch, steps, _ = states.shape
-        encoded = self.encoder((states - self.state_mean) / self.state_std)  # (B, T, S)
+        x = (states - self.state_mean) / self.state_std
+        encoded = self.encoder(x.index_select(-1, self._inputs))  # (B, T, S)
         program = self.embedding(tasks)  # (B, P)
         h = states.new_zeros(batch, self.config.lstm_hidden)
         c = states.new_zeros(batch, self.config.lstm_hidden)
@@ -78,7 +85,7 @@ class AlphaNPINet(nn.Module):
         # The embedding's contribution to the LSTM gates is constant per task: fold it in.
         task_gates = arr(self.embedding.weight) @ w_ih[:, s:].T + bias  # (n_tasks, 4H)
         return NetSnapshot(
-            mean=arr(self.state_mean), std=arr(self.state_std),
+            inputs=self.inputs, mean=arr(self.state_mean)[self.inputs], std=arr(self.state_std)[self.inputs],
             enc=((arr(enc0.weight), arr(enc0.bias)), (arr(enc1.weight), arr(enc1.bias))),
             w_state=w_ih[:, :s], w_hh=arr(self.core.weight_hh), task_gates=task_gates,
             policy=((arr(pol0.weight), arr(pol0.bias)), (arr(pol1.weight), arr(pol1.bias))),
@@ -90,7 +97,8 @@ class AlphaNPINet(nn.Module):
 class NetSnapshot:
     """The network's weights as numpy arrays; :meth:`evaluate` is one LSTM step."""
 
-    mean: np.ndarray
+    inputs: np.ndarray  # the state dimensions f_enc reads
+    mean: np.ndarray  # their normaliser
     std: np.ndarray
     enc: tuple
     w_state: np.ndarray  # (4H, S)
@@ -108,7 +116,7 @@ class NetSnapshot:
                  ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
         """Logits (A,), value, and the next (h, c) for ``state`` while running task row ``task``."""
         (w0, b0), (w1, b1) = self.enc
-        x = (np.asarray(state, dtype=np.float64) - self.mean) / self.std
+        x = (np.asarray(state, dtype=np.float64)[self.inputs] - self.mean) / self.std
         x = np.tanh(w1 @ np.maximum(w0 @ x + b0, 0.0) + b1)
         gates = self.w_state @ x + self.w_hh @ h + self.task_gates[task]
         n = self.hidden
@@ -119,6 +127,19 @@ class NetSnapshot:
         (v0, vb0), (v1, vb1) = self.value
         value = float(np.tanh(v1 @ np.maximum(v0 @ h + vb0, 0.0) + vb1)[0])
         return logits, value, h, c
+
+
+def state_inputs(model: Any, config: NetConfig) -> np.ndarray:
+    """The state dimensions f_enc reads under ``config.state_view``: every one for "full", else the
+    model's view of that name (``model.state_views``); ``ConfigError`` if the model has none."""
+    dim = int(model.state_dim)
+    if config.state_view == "full":
+        return np.arange(dim)
+    views = getattr(model, "state_views", {})
+    if config.state_view not in views:
+        raise ConfigError(f"net.state_view: the {getattr(model, 'name', type(model).__name__)} model has no "
+                          f"{config.state_view!r} view; choose from {', '.join(['full', *views])}")
+    return np.asarray(views[config.state_view], dtype=np.int64)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:

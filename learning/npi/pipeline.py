@@ -31,7 +31,7 @@ from asg.learning.npi.inference import (
     run_program,
 )
 from asg.learning.npi.mcts import SearchContext
-from asg.learning.npi.network import AlphaNPINet
+from asg.learning.npi.network import AlphaNPINet, state_inputs
 from asg.learning.npi.selfplay import import_ray, make_guide, resolve_backend, start_state
 from asg.learning.npi.trainer import MetaControllerTrainer
 from asg.learning.results import Status
@@ -120,7 +120,8 @@ def load_network(path: str | Path, model: EnvironmentModel) -> tuple[AlphaNPINet
     config = from_dict(payload["config"], str(path))
     table = model.table
     with torch.random.fork_rng(devices=[]):  # its weights come from the file; global RNG untouched
-        net = AlphaNPINet(model.state_dim, table.n_actions, len(table.tasks), config.net)
+        net = AlphaNPINet(model.state_dim, table.n_actions, len(table.tasks), config.net,
+                          inputs=state_inputs(model, config.net))
     try:
         net.load_state_dict(payload["trainer"]["net"])
     except (RuntimeError, KeyError, TypeError) as err:  # RuntimeError: torch's missing keys / shape mismatch

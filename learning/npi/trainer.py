@@ -22,7 +22,7 @@ import torch
 
 from asg.learning.npi.config import BUFFER_SCOPES, NPIConfig
 from asg.learning.npi.mcts import Trace, check_call_limits
-from asg.learning.npi.network import AlphaNPINet, make_batch, trace_loss
+from asg.learning.npi.network import AlphaNPINet, make_batch, state_inputs, trace_loss
 from asg.learning.npi.selfplay import EpisodeJob, SelfPlay
 from asg.learning.world_models.program_models import EnvironmentModel
 
@@ -140,7 +140,7 @@ class MetaControllerTrainer:
         with torch.random.fork_rng(devices=[]):  # seeded initialisation, global torch RNG untouched
             torch.manual_seed(int(seeds[1].generate_state(1)[0]))
             self.net = AlphaNPINet(model.state_dim, self.table.n_actions, len(self.table.tasks), config.net,
-                                   mean, std)
+                                   mean, std, state_inputs(model, config.net))
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.net.lr)
         self.buffer = TraceBuffer(config.buffer_size, config.p_buf, config.buffer_scope)
         self.state = TrainerState()

@@ -117,6 +117,7 @@ class FetchModel:
     """The Fetch world's 70-d states with a behaviour model Ω inside."""
 
     state_dim = 70
+    state_views = {"blocks": np.arange(BLOCK_POS.start, BLOCK_POS.stop)}  # net.state_view's choices
 
     def __init__(self, predictor: BehaviourPredictor, name: str, initial_states: str = "table") -> None:
         starts = {"table": TABLE, "stacked": InitialStateConfig(p_in_gripper=0.0)}
