@@ -205,7 +205,7 @@ CLAIMS: list[Claim] = [
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-view-s3/non-atomic-replan-learned.json",
           lambda d: f"re-plan {_table2(d)} ({_episodes(d)} episodes"),
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-soup/atomic_eval_100.json", _atomic),
-    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-soup/stack_all_blocks_calls.json",
+    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-view-s3/stack_all_blocks_calls.json",
           lambda d: f"ψ {_onto(d, 3)}"),
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-soup/stack_levels_chained_30.json",
           lambda d: f"{_level(d, 3)} onto towers built by Θ"),

@@ -52,14 +52,17 @@ def score(checkpoint: str, policy: str, behaviour_model: str, mode: str, episode
 def summarise(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str] | None) -> int:
     """``--rows``: each Table 2 file's row, and the mean and standard deviation of each group's."""
     rows: dict[str, dict[str, float]] = {}
+    episodes, seeds = set(), set()
     for item in args.rows:
         name, sep, file = item.partition("=")
         if not sep or not name or not file:
             parser.error(f"--rows: expected NAME=FILE, got {item!r}")
         try:
-            families = json.loads(Path(file).read_text())["families"]
-            rows[name] = {family: float(families[family]) for family in FAMILIES}
-        except (OSError, ValueError, KeyError, TypeError):
+            data = json.loads(Path(file).read_text())
+            rows[name] = {family: float(data["families"][family]) for family in FAMILIES}
+            episodes.update(int(p["episodes"]) for p in data.get("programs", {}).values())
+            seeds.update(int(s) for s in data.get("seeds") or ())
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             parser.error(f"--rows: {file}: not a Table 2 file of asg eval --suite non-atomic")
     groups: dict[str, list[str]] = {}
     for name in rows:
@@ -75,8 +78,9 @@ def summarise(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: l
         cells = " / ".join(f"{m:.3f} ± {d:.2f}" for m, d in zip(table.mean(axis=0), sd, strict=True))
         print(f"{group} ({len(names)}): {cells}; row mean {summary[group]['row_mean']:.3f}")
     if args.out is not None:
+        budget = {"rows": len(rows), "episodes_per_program": sorted(episodes)}  # the files' own budgets
         write_result(args.out, {"families": list(FAMILIES), "rows": rows, "groups": summary},
-                     command_line(__file__, argv), None, None)
+                     command_line(__file__, argv), budget, sorted(seeds))
         print(f"wrote {args.out}")
     return 0
 
