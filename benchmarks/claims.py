@@ -41,6 +41,14 @@ class Claim:
         return self.render(list(csv.DictReader(io.StringIO(text))) if self.file.endswith(".csv") else json.loads(text))
 
 
+def _blocked_failures(d: dict[str, Any]) -> str:
+    """``replan_stop_trace.py``'s calls: the failed episodes with a Move that left its zone's two slots
+    taken by one block."""
+    failed = [calls for ok, calls in zip(d["episode_success"], d["episodes"]) if not ok]
+    blocked = sum(any(c.get("zone_blocked_after") for c in calls) for calls in failed)
+    return f"in {blocked} of the {len(failed)} failed {d['program']} episodes"
+
+
 def _two(x: float) -> str:
     """A success rate as the result files' tables print it: 0.995 stays, 1.0 is 1.00."""
     text = f"{x:.3f}".rstrip("0")
@@ -207,6 +215,8 @@ CLAIMS: list[Claim] = [
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-soup/atomic_eval_100.json", _atomic),
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-view-s3/stack_all_blocks_calls.json",
           lambda d: f"ψ {_onto(d, 3)}"),
+    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-view-s3/move_all_to_zone_orange_calls.json",
+          _blocked_failures),
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-soup/stack_levels_chained_30.json",
           lambda d: f"{_level(d, 3)} onto towers built by Θ"),
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/meta-controller-seeds/table2_seeds.json",

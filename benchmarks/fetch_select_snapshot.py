@@ -10,9 +10,11 @@ into a half-full zone; ``initial_states.py``) and from chained starts whose unus
 put into the other zone (``other_zone``, as Clean_And_Stack and Clean_Table leave them), ``--episodes``
 per program and setting. A snapshot's score is its worst family-and-setting rate (Move_To_Zone and
 Stack, in each setting): the row of Table 2 needs every family in every setting. Ties go to the
-later epoch. With ``--average-from E`` each run also offers the weight average of its snapshots from
-epoch E on (stochastic weight averaging, ``evaluate.average_policies``), written beside ``--out``
-as ``<out>_averages/<run>_average_eE-eL.npz`` (a training run's folder has one writer, its trainer).
+later epoch. ``--z-tolerance`` / ``--xy-tolerance`` score the goal test that also wants each block
+within that height / horizontal distance of its target (``evaluate_atomic``'s tolerant test).
+With ``--average-from E`` each run also offers the weight average of its snapshots from epoch E on
+(stochastic weight averaging, ``evaluate.average_policies``), written beside ``--out`` as
+``<out>_averages/<run>_average_eE-eL.npz`` (a training run's folder has one writer, its trainer).
 
 ``--policies`` adds policy files as candidates (the committed stages of a run, say). With ``--soup``
 the candidates become the ingredients of a greedy model soup (Wortsman et al., ICML 2022, Recipe 1):
@@ -68,9 +70,12 @@ def averaged(run: Path, every: int, first: int, folder: Path) -> tuple[int, Path
     return last, path
 
 
-def score(path: Path, episodes: int, seed: int) -> dict:
+Tolerance = tuple[float | None, float | None]  # (z, xy) of the goal test scored; (None, None): the paper's
+
+
+def score(path: Path, episodes: int, seed: int, tol: Tolerance = (None, None)) -> dict:
     """The snapshot's family rates per setting (goal test) and its score, the worst of them."""
-    return _scored(score_setting(path, episodes, seed, setting) for setting in SETTINGS)
+    return _scored(score_setting(path, episodes, seed, setting, tol) for setting in SETTINGS)
 
 
 def _scored(parts: Iterable[dict[str, float]]) -> dict:
@@ -79,19 +84,24 @@ def _scored(parts: Iterable[dict[str, float]]) -> dict:
     return {"rates": rates, "score": min(rates.values())}
 
 
-def score_setting(path: Path, episodes: int, seed: int, setting: str) -> dict[str, float]:
-    """The policy's family rates (goal test) from one setting's starts."""
-    result = evaluate_atomic(path, episodes=episodes, seed=seed, starts=setting)
-    return {f"{setting}/{fam}": rate for fam, rate in result["families"].items()}
+def score_setting(path: Path, episodes: int, seed: int, setting: str,
+                  tol: Tolerance = (None, None)) -> dict[str, float]:
+    """The policy's family rates (goal test; with ``tol``, the test with those tolerances) from one
+    setting's starts."""
+    result = evaluate_atomic(path, episodes=episodes, seed=seed, starts=setting, z_tolerance=tol[0],
+                             xy_tolerance=tol[1])
+    rates = result["families"] if tol == (None, None) else result["tolerant_families"]
+    return {f"{setting}/{fam}": rate for fam, rate in rates.items()}
 
 
-def score_spread(pool: Any, path: Path, episodes: int, seed: int) -> dict:
+def score_spread(pool: Any, path: Path, episodes: int, seed: int, tol: Tolerance = (None, None)) -> dict:
     """``score`` with the settings spread over the pool's processes."""
     n = len(SETTINGS)
-    return _scored(pool.map(score_setting, [path] * n, [episodes] * n, [seed] * n, SETTINGS))
+    return _scored(pool.map(score_setting, [path] * n, [episodes] * n, [seed] * n, SETTINGS, [tol] * n))
 
 
-def soups(pool: Any, scored: list[dict], folder: Path, episodes: int, seed: int) -> list[dict]:
+def soups(pool: Any, scored: list[dict], folder: Path, episodes: int, seed: int,
+          tol: Tolerance = (None, None)) -> list[dict]:
     """The greedy soup of the scored candidates (Recipe 1 of Wortsman et al. 2022: by score, each kept
     if the average with it scores at least as high) and the uniform soup of all; their rows."""
     ranked = sorted(scored, key=lambda r: -r["score"])
@@ -104,7 +114,7 @@ def soups(pool: Any, scored: list[dict], folder: Path, episodes: int, seed: int)
 
     def mixed(name: str, rows: list[dict]) -> tuple[Path, dict]:
         path = averaged(name, rows)
-        return path, score_spread(pool, path, episodes, seed)
+        return path, score_spread(pool, path, episodes, seed, tol)
 
     kept, greedy, out = [ranked[0]], {"rates": ranked[0]["rates"], "score": ranked[0]["score"]}, []
     for k, row in enumerate(ranked[1:], 2):
@@ -154,10 +164,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--averages-only", action="store_true",
                         help="with --average-from: score the averages alone (the snapshots scored before)")
     parser.add_argument("--jobs", type=int, default=1, help="snapshots scored at once (processes)")
+    parser.add_argument("--z-tolerance", type=float, help="score the goal test that also wants each block within "
+                        "this height (m) of its target (schedule.goal_z_tolerance)")
+    parser.add_argument("--xy-tolerance", type=float, help="... and within this horizontal distance (m) of it "
+                        "(schedule.goal_xy_tolerance): a Move that leaves the zone's other slot free")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/fetch_select_snapshot.json"))
     args = parser.parse_args(argv)
     if min(args.episodes, args.every, args.jobs) < 1:
         parser.error("--episodes, --every and --jobs must be >= 1")
+    if any(t is not None and not t > 0 for t in (args.z_tolerance, args.xy_tolerance)):
+        parser.error("--z-tolerance and --xy-tolerance must be > 0")
+    tol = (args.z_tolerance, args.xy_tolerance)
     if args.seed == 0:
         parser.error("--seed: 0 is the atomic evaluation's seed; the validation suite needs its own")
     if not args.runs and not args.policies:
@@ -185,7 +202,7 @@ def main(argv: list[str] | None = None) -> None:
     t0, rows = time.perf_counter(), []
     paths, n = [c[2] for c in candidates], len(candidates)
     with ProcessPoolExecutor(args.jobs) if args.jobs > 1 else _Serial() as pool:
-        scores = pool.map(score, paths, [args.episodes] * n, [args.seed] * n)
+        scores = pool.map(score, paths, [args.episodes] * n, [args.seed] * n, [tol] * n)
         for k, ((run, epoch, path), scored) in enumerate(zip(candidates, scores), 1):
             kind = "average" if "_average_e" in path.name else "policy" if path in args.policies else "snapshot"
             row = {"run": str(run), "epoch": epoch, "kind": kind, "policy": str(path), **scored}
@@ -193,11 +210,13 @@ def main(argv: list[str] | None = None) -> None:
             cells = " ".join(f"{name} {rate:.3f}" for name, rate in row["rates"].items())
             print(f"[{k}/{len(candidates)}] {run.name} {path.stem}: score {row['score']:.3f} ({cells})", flush=True)
         if args.soup:
-            rows += soups(pool, rows, args.out.parent / f"{args.out.stem}_soups", args.episodes, args.seed)
+            rows += soups(pool, rows, args.out.parent / f"{args.out.stem}_soups", args.episodes, args.seed, tol)
     best = max((r for r in rows if r["kind"] != "soup-trial"),
                key=lambda r: (r["score"], r.get("epoch", 0), r["kind"] == "snapshot"))
     seconds = round(time.perf_counter() - t0, 1)
-    write_result(args.out, {"chosen": best, "rows": rows, "settings": list(SETTINGS), "seconds": seconds},
+    test = {"z_tolerance": args.z_tolerance, "xy_tolerance": args.xy_tolerance}
+    write_result(args.out, {"chosen": best, "rows": rows, "settings": list(SETTINGS), "goal_test": test,
+                            "seconds": seconds},
                  command_line(__file__, argv), {"episodes_per_program_and_setting": args.episodes}, [args.seed])
     print(f"chosen: {best['policy']} (score {best['score']:.3f}); wrote {args.out} ({seconds:.0f} s)")
 

@@ -17,7 +17,9 @@ already in its zone, and the tallest tower after it; per atomic family the ψ ra
 second, third... call in an episode; and the ψ rate of the Stack calls by the height of the tower
 they go onto, in the states the policy's own earlier calls left (the levels Stack_All_Blocks must
 pass in turn; ``fetch_stack_end.py`` counts the same from chained starts),
-and of the Moves by the blocks already in the zone, each split by whether the call before held its ψ.
+and of the Moves by the blocks already in the zone, each split by whether the call before held its ψ;
+and the Moves that left both of their zone's slots taken by one block (landed between the slots, so
+the zone's next Move has no free slot and cannot run).
 
     python benchmarks/replan_stop_trace.py --checkpoint runs/mc-learned-stop --program Clean_Table \
         [--episodes 2] [--stop-at-expansion on|off] [--quiet] [--policy P --behaviour-model B] [--out FILE]
@@ -34,6 +36,7 @@ import numpy as np
 from provenance import command_line, write_result
 
 from asg.envs.fetch import N_BLOCKS, block_index, library_program, state_atoms
+from asg.envs.fetch.labeler import slot_occupancy
 from asg.envs.fetch.layout import BLOCK_POS, TABLE_TOP
 from asg.learning import fetch_programs as fp
 from asg.learning.npi.inference import CallRecord, FetchExecutor, OnSearch, policy_controller, run_program
@@ -83,11 +86,17 @@ class TowerExecutor(FetchExecutor):
         after = state_atoms(run.final)
         block = slice(3 * block_index(moved), 3 * block_index(moved) + 3)
         off = float(np.linalg.norm(run.final[block] - self.env.goal[block])) if run.applicable else None
-        fallen = int(np.sum(run.final[BLOCK_POS].reshape(N_BLOCKS, 3)[:, 2] < TABLE_TOP))  # centres below the top
+        positions = run.final[BLOCK_POS].reshape(N_BLOCKS, 3)
+        fallen = int(np.sum(positions[:, 2] < TABLE_TOP))  # centres below the top
+        blocked = None
+        if prog.family == "Move_To_Zone":  # the zone's two slots taken by fewer blocks: its next Move has none
+            in_zone = sum(a.predicate == "in-zone" and a.args[1] == where for a in after)
+            blocked = bool(slot_occupancy(positions, where).all() and in_zone < 2)
         self.settings.append({"onto_tower": onto, "zone_before": zone, "tallest_after": max(heights(after).values()),
                               "applicable": run.applicable, "goal_test": run.success,
                               "held_after": any(a.predicate == "holding" for a in after),
-                              "moved_off_m": None if off is None else round(off, 3), "off_table_after": fallen})
+                              "moved_off_m": None if off is None else round(off, 3), "off_table_after": fallen,
+                              "zone_blocked_after": blocked})
         return run.final
 
 
@@ -153,6 +162,15 @@ def failed_calls(episodes: list[list[dict]]) -> dict[str, dict]:
     return out
 
 
+def blocked_zones(episodes: list[list[dict]]) -> dict[str, float | int]:
+    """The Moves that left both of their zone's slots taken by a single block (it landed between
+    them; ``layout.SLOT_CLEARANCE``), and the share of episodes with one."""
+    moves = [c for calls in episodes for c in calls if c.get("zone_blocked_after") is not None]
+    blocked = [any(c.get("zone_blocked_after") for c in calls) for calls in episodes]
+    return {"moves": len(moves), "blocked": sum(c["zone_blocked_after"] for c in moves),
+            "episodes_rate": round(float(np.mean(blocked)), 3) if episodes else 0.0}
+
+
 def off_table(episodes: list[list[dict]]) -> dict[str, float | int]:
     """The share of episodes in which a block fell off the table (its centre below the table top
     after some call)."""
@@ -204,18 +222,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Stack onto a tower of {r['onto_tower']}, {r['before']}: ψ {r['psi_rate']:.2f} of {r['calls']}")
     for r in by_zone:
         print(f"Move into a zone holding {r['zone_before']}, {r['before']}: ψ {r['psi_rate']:.2f} of {r['calls']}")
-    failures, fell = failed_calls(episodes), off_table(episodes)
+    failures, fell, blocked = failed_calls(episodes), off_table(episodes), blocked_zones(episodes)
     for family, f in failures.items():
         print(f"{family} calls whose ψ failed: {f['calls']}; φ failed (no step run) {f['not_applicable_rate']:.2f}, "
               f"goal test passed {f['goal_test_rate']:.2f}, ended holding a block {f['held_after_rate']:.2f}, "
               f"the block this far from its target (quartiles) {f['moved_off_quartiles_m']} m")
     print(f"episodes in which a block fell off the table: {fell['rate']:.2f}")
+    print(f"Moves that left their zone's two slots taken by one block: {blocked['blocked']} of {blocked['moves']} "
+          f"(episodes with one: {blocked['episodes_rate']:.2f})")
     if args.out is not None:
         result = {"program": args.program, "mode": args.mode, "checkpoint": str(args.checkpoint),
                   "policy": str(args.policy), "behaviour_model": str(args.behaviour_model), "success": wins,
                   "episode_success": outcomes, "calls_by_family": summary,
                   "stacks_by_onto_tower": by_tower, "moves_by_zone_before": by_zone,
                   "failed_calls": {**failures, "episodes_with_a_block_off_the_table": fell},
+                  "moves_leaving_the_zone_blocked": blocked,
                   "episodes": episodes}
         write_result(args.out, result, command_line(__file__, argv), {"episodes": args.episodes}, [args.seed])
         print(f"wrote {args.out}")

@@ -48,7 +48,7 @@ FETCH_TRAIN = ("preset", "seed", "config_file", "workers", "ray_address", "max_e
                "policy", "episodes", "world_model_kind", "behaviour_model", "iterations", "reuse_shipped", "carry",
                "refill_episodes")
 FETCH_EVAL = ("seed", "policy", "starts", "mode", "checkpoint", "world_model_kind", "behaviour_model", "out",
-              "z_tolerance")
+              "z_tolerance", "xy_tolerance")
 
 
 def _method_names() -> list[str]:
@@ -301,6 +301,9 @@ def _train_fetch(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
 @option("--z-tolerance", type=click.FloatRange(min=0.0, min_open=True), scope=["atomic"],
         help="atomic: also score the same episodes with the goal test that wants each block within this height "
              "(m) of its target (the fast/learned presets' 0.02).")
+@option("--xy-tolerance", type=click.FloatRange(min=0.0, min_open=True), scope=["atomic"],
+        help="atomic: that goal test (or, alone, the 5 cm ball) also wants each block within this horizontal "
+             "distance (m) of its target (schedule.goal_xy_tolerance).")
 @option("--mode", type=click.Choice(MODES), scope=["non-atomic"],
         help="non-atomic: inference mode (default replan).")
 @option("--checkpoint", type=existing("any"), scope=["non-atomic"],

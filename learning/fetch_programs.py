@@ -489,7 +489,8 @@ def evaluate_suite(suite: str, *, episodes: int = 100, seed: int = 0, policy: st
                    checkpoint: str | Path | None = None, world_model_kind: str = "learned",
                    behaviour_model: str | Path | None = None, out: str | Path | None = None,
                    psi_prunings: bool | None = None, stop_at_expansion: bool | None = None,
-                   z_tolerance: float | None = None, progress: StageProgress | None = None) -> SuiteResult:
+                   z_tolerance: float | None = None, progress: StageProgress | None = None,
+                   xy_tolerance: float | None = None) -> SuiteResult:
     """Score ``suite`` in MuJoCo: ``atomic`` (the goal test and ψ per program, ``programs``/``starts``),
     ``multistep`` (MultiStep-Moving/-Stacking), ``non-atomic`` (Table 2 in ``mode``, searching in
     ``world_model_kind``; JSON and a call-tree PNG into ``out``). Without ``policy`` / ``checkpoint``
@@ -498,18 +499,22 @@ def evaluate_suite(suite: str, *, episodes: int = 100, seed: int = 0, policy: st
     the meta-controller's saved ``search`` switches of those names (the ablation of each on the same
     files); the output's file stem names each override. ``z_tolerance`` (atomic): the same episodes
     also scored with the goal test that wants each block within that height of its target
-    (``schedule.goal_z_tolerance``), a column beside the paper's goal test."""
+    (``schedule.goal_z_tolerance``), a column beside the paper's goal test; ``xy_tolerance`` (atomic): that
+    column's test also wants each block within that horizontal distance (``schedule.goal_xy_tolerance``)."""
     if suite not in SUITES:
         raise ConfigError(f"suite: {suite!r}; choose from {', '.join(SUITES)}")
-    if z_tolerance is not None and suite != "atomic":
-        raise FieldError("z_tolerance", "only with the atomic suite")
+    for name, value in (("z_tolerance", z_tolerance), ("xy_tolerance", xy_tolerance)):
+        if value is not None and suite != "atomic":
+            raise FieldError(name, "only with the atomic suite")
     if suite == "atomic":
         from asg.learning.goal_policy.evaluate import evaluate_atomic
 
         result = evaluate_atomic(stage_file("goal-policy", policy or shipped("goal-policy")), episodes, seed,
-                                 programs=programs, starts=starts, z_tolerance=z_tolerance)
+                                 programs=programs, starts=starts, z_tolerance=z_tolerance,
+                                 xy_tolerance=xy_tolerance)
         tol = result.get("tolerant_success")
-        head = "" if tol is None else f" {f'±{100 * z_tolerance:g}cm':>7}"
+        bounds = [f"{axis}±{100 * v:g}" for axis, v in (("z", z_tolerance), ("xy", xy_tolerance)) if v is not None]
+        head = "" if tol is None else f" {'/'.join(bounds) + 'cm':>7}"
         table = [f"{'program':<28} {'goal':>6}{head} {'ψ':>6}"]  # the goal test (the paper's), [tolerant,] ψ
         table += [f"{name:<28} {r['success_rate']:6.2f}{'' if tol is None else f' {tol[name]:7.2f}'} "
                   f"{result['post_success'][name]:6.2f}" for name, r in result["programs"].items()]

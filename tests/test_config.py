@@ -215,6 +215,7 @@ GOAL_BAD = [
     ({"schedule": {"anneal_epochs": 0}}, "config.schedule.anneal_epochs", ">= 1 or null"),
     ({"schedule": {"goal_z_tolerance": 0}}, "config.schedule.goal_z_tolerance", "> 0 or null"),
     ({"schedule": {"goal_z_tolerance": json.loads("1e400")}}, "config.schedule.goal_z_tolerance", "Infinity"),
+    ({"schedule": {"goal_xy_tolerance": -0.02}}, "config.schedule.goal_xy_tolerance", "> 0 or null"),
     ({"schedule": {"chained_starts": -0.1}}, "config.schedule.chained_starts", "[0, 1]"),
     ({"schedule": {"programs": ["a", "a"]}}, "config.schedule.programs", "distinct"),
     ({"schedule": {"phase1_goals": "program"}}, "config.schedule.phase1_goals", "did you mean"),

@@ -133,9 +133,16 @@ def test_the_atomic_suite_scores_the_same_episodes_with_and_without_the_height_t
     loose = fp.evaluate_suite("atomic", episodes=4, programs=names, z_tolerance=10.0).payload
     assert loose["tolerant_success"] == {n: r["success_rate"] for n, r in plain["programs"].items()}
     assert "z_tolerance" not in plain
+    xy = fp.evaluate_suite("atomic", episodes=4, programs=names, z_tolerance=0.02, xy_tolerance=0.02).payload
+    assert xy["xy_tolerance"] == 0.02 and all(xy["tolerant_success"][n] <= both["tolerant_success"][n] for n in names)
+    wide = fp.evaluate_suite("atomic", episodes=4, programs=names, z_tolerance=0.02, xy_tolerance=10.0).payload
+    assert wide["tolerant_success"] == both["tolerant_success"]
     out = CliRunner().invoke(main, ["eval", "--domain", "fetch-programs", "--suite", "multistep", "--z-tolerance",
                                     "0.02"])
     assert out.exit_code == 2 and "--z-tolerance: only with --suite atomic" in out.output
+    out = CliRunner().invoke(main, ["eval", "--domain", "fetch-programs", "--suite", "non-atomic", "--xy-tolerance",
+                                    "0.02"])
+    assert out.exit_code == 2 and "--xy-tolerance: only with --suite atomic" in out.output
 
 
 @pytest.mark.parametrize("args, expected", [
@@ -197,10 +204,10 @@ def test_the_committed_stages_were_trained_with_no_expert():
 
 
 def test_the_continued_goal_policies_descend_from_the_rows_one():
-    """goal-policy-d to -u continue the first row's goal policy carry by carry (the SHA-256 each config
+    """goal-policy-d to -w continue the first row's goal policy carry by carry (the SHA-256 each config
     records is the committed carry file before it), with no demonstrations and no DAgger; what each
-    changed is a curriculum field of ours, a learning rate or the emulated actors, named in
-    ``carried_from.changed``."""
+    changed is a curriculum field of ours (v's and w's horizontal tolerance among them), a learning rate
+    or the emulated actors, named in ``carried_from.changed``."""
     from asg.learning import checkpoint
 
     chain = ("goal-policy-c", "goal-policy-d", "goal-policy-e", "goal-policy-f", "goal-policy-g", "goal-policy-h",
@@ -208,7 +215,7 @@ def test_the_continued_goal_policies_descend_from_the_rows_one():
     branches = (("goal-policy-k", "goal-policy-m"),  # m continues k, beside l
                 ("goal-policy-m", "goal-policy-n"), ("goal-policy-m", "goal-policy-o"),  # n and o continue m
                 ("goal-policy-o", "goal-policy-p"),
-                *(("goal-policy-m", f"goal-policy-{x}") for x in "qrstu"))  # scored on held-out starts
+                *(("goal-policy-m", f"goal-policy-{x}") for x in "qrstuvw"))  # scored on held-out starts
     for before, stage in (*zip(chain, chain[1:]), *branches):
         saved = json.loads((EXPERT_FREE / stage / "config.json").read_text())
         config, carried = saved["config"], saved["carried_from"]
@@ -216,7 +223,7 @@ def test_the_continued_goal_policies_descend_from_the_rows_one():
         assert carried["sha256"] == checkpoint.sha256_file(EXPERT_FREE / before / "carry.npz"), stage
         assert {key.split(".")[1] for key in carried["changed"]} <= {
             "chained_starts", "chained_handoff", "chained_place", "chained_place_family", "chained_jitter",
-            "chained_tower_weights", "chained_other_zone", "release_height", "epochs_phase2",
+            "chained_tower_weights", "chained_other_zone", "release_height", "goal_xy_tolerance", "epochs_phase2",
             "lr_actor", "lr_critic", "actors"}, stage
     final = json.loads((EXPERT_FREE / "goal-policy-m" / "config.json").read_text())["config"]["schedule"]  # the row's
     assert (final["chained_handoff"], final["chained_place"], final["release_height"]) == (0.5, 0.4, 0.05)

@@ -139,6 +139,39 @@ def test_a_height_tolerance_fails_a_block_carried_over_its_target():
     np.testing.assert_array_equal(task.compute_reward(np.stack([goal, carried]), goal), [0.0, -1.0])
 
 
+def test_a_horizontal_tolerance_fails_a_block_that_takes_both_slots_of_a_zone():
+    """``goal_xy_tolerance``: the 5 cm ball passes a Move whose block lands 4 cm off its slot, towards
+    the zone's other slot; that block takes both slots, so the zone's next Move has no free one.
+    A 2 cm horizontal tolerance fails it and passes a block 1.5 cm off, which leaves the other free."""
+    from asg.envs.fetch import FetchTask
+    from asg.envs.fetch.layout import ZONES
+    from asg.learning.errors import ConfigError
+    from asg.learning.goal_policy.carry import CURRICULUM_FIELDS
+    from asg.learning.goal_policy.config import ScheduleConfig, preset
+
+    slots = ZONES["orange"].slots()
+    start = np.array([[1.30, 0.75, REST_Z], [1.40, 0.75, REST_Z], [1.20, 0.80, REST_Z], [1.45, 0.85, REST_Z]])
+    goal = start.copy()
+    goal[0] = slots[0]
+    off, near = goal.copy(), goal.copy()
+    off[0, 0] += 0.04  # towards the other slot
+    near[0, 0] += 0.015
+    assert goal_setter.goals_reached(off.ravel(), goal.ravel(), z_tolerance=0.02)
+    assert not goal_setter.goals_reached(off.ravel(), goal.ravel(), z_tolerance=0.02, xy_tolerance=0.02)
+    assert goal_setter.goals_reached(near.ravel(), goal.ravel(), z_tolerance=0.02, xy_tolerance=0.02)
+    assert labeler.slot_occupancy(off, "orange").all()  # the 5 cm ball's pass took both slots
+    assert not labeler.slot_occupancy(near, "orange").all()
+    task = FetchTask("table", z_tolerance=0.02, xy_tolerance=0.02)
+    np.testing.assert_array_equal(task.compute_reward(np.stack([goal.ravel(), off.ravel(), near.ravel()]),
+                                                      goal.ravel()), [0.0, -1.0, 0.0])
+    assert task.make_batch(1).reached(off.ravel()[None], goal.ravel()[None]).tolist() == [False]
+    assert FetchTask("table").make_batch(1).reached(off.ravel()[None], goal.ravel()[None]).tolist() == [True]
+    assert all(preset(name).schedule.goal_xy_tolerance is None for name in ("paper", "fast", "learned"))
+    assert "goal_xy_tolerance" in CURRICULUM_FIELDS  # a continuation may ask for it
+    with pytest.raises(ConfigError, match="goal_xy_tolerance"):
+        ScheduleConfig(goal_xy_tolerance=0.0)
+
+
 def test_compute_reward_agrees_with_psi(env):
     """Blocks put at Θ(s, i): the goal reward says success and the symbolic ψ_i holds."""
     obs, _ = env.reset(seed=2)

@@ -48,6 +48,7 @@ def test_the_snapshot_that_acts_is_chosen_over_one_that_stands_still(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--seed", "0"], "--seed: 0 is the atomic evaluation's seed"),
     ([], "no snapshots/policy_eNNNN.npz"),
+    (["--xy-tolerance", "0"], "--z-tolerance and --xy-tolerance must be > 0"),
 ])
 def test_bad_arguments_are_one_line(tmp_path, capsys, args, message):
     with pytest.raises(SystemExit) as stop:
@@ -114,3 +115,21 @@ def test_bad_soup_arguments_are_one_line(capsys, args, message):
     with pytest.raises(SystemExit) as stop:
         benchmark_script("fetch_select_snapshot").main(args)
     assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_tolerant_score_is_the_stricter_test_of_the_same_episodes(tmp_path):
+    """``--z-tolerance`` / ``--xy-tolerance`` score each snapshot with the goal test that also wants the
+    blocks that close to their targets: the same episodes, never scored higher than the 5 cm ball."""
+    run = tmp_path / "run"
+    (run / "snapshots").mkdir(parents=True)
+    save_policy(load_policy(POLICY), run / "snapshots" / "policy_e0010.npz")
+    rows = {}
+    for name, extra in (("plain", []), ("tight", ["--z-tolerance", "0.02", "--xy-tolerance", "0.005"])):
+        out = tmp_path / f"{name}.json"
+        benchmark_script("fetch_select_snapshot").main(["--runs", str(run), "--episodes", "2", "--every", "10",
+                                                         "--out", str(out), *extra])
+        data = json.loads(out.read_text())
+        rows[name] = data["rows"][0]["rates"]
+        assert data["goal_test"]["xy_tolerance"] == (0.005 if extra else None)
+    assert all(rows["tight"][cell] <= rows["plain"][cell] for cell in rows["plain"])
+    assert sum(rows["tight"].values()) < sum(rows["plain"].values())  # 5 mm: few placements pass it

@@ -80,10 +80,10 @@ class FetchBatch:
     """n :class:`FetchBlocksEnv` simulations stepped together (see the module docstring)."""
 
     def __init__(self, n: int, initial_state: Any = "training", horizon: int = 50, threads: int = 1,
-                 z_tolerance: float | None = None) -> None:
+                 z_tolerance: float | None = None, xy_tolerance: float | None = None) -> None:
         if n < 1 or threads < 1:
             raise ValueError("n and threads must be >= 1")
-        self.n, self.horizon, self.z_tolerance = n, horizon, z_tolerance
+        self.n, self.horizon, self.z_tolerance, self.xy_tolerance = n, horizon, z_tolerance, xy_tolerance
         self.envs = [FetchBlocksEnv(initial_state=initial_state, max_steps=None) for _ in range(n)]
         self.sims = [env.sim for env in self.envs]
         self._perm = np.stack([rotate_observation(np.arange(OBS_DIM), j) for j in range(N_BLOCKS)]).astype(np.int64)
@@ -173,7 +173,7 @@ class FetchBatch:
 
     def reached(self, ag: np.ndarray, g: np.ndarray) -> np.ndarray:
         """Whether achieved goals reach goals (batched)."""
-        return goals_reached(ag, g, z_tolerance=self.z_tolerance)
+        return goals_reached(ag, g, z_tolerance=self.z_tolerance, xy_tolerance=self.xy_tolerance)
 
     def close(self) -> None:
         """Stop the physics threads and close the envs."""
@@ -214,6 +214,7 @@ class FetchTask:
     goal_dim: int = GOAL_DIM
     act_dim: int = 4
     z_tolerance: float | None = None  # goals also need each block this close in height (None: the paper)
+    xy_tolerance: float | None = None  # ... and this close horizontally (None: the paper)
     release_height: float | None = None  # rewards of resting goals also need the gripper clear (None: the paper)
 
     @property
@@ -223,13 +224,13 @@ class FetchTask:
 
     def make_batch(self, n_envs: int, threads: int = 1) -> FetchBatch:
         """A batch of ``n_envs`` simulations of this task."""
-        return FetchBatch(n_envs, self.initial_state, self.horizon, threads, self.z_tolerance)
+        return FetchBatch(n_envs, self.initial_state, self.horizon, threads, self.z_tolerance, self.xy_tolerance)
 
     def compute_reward(self, ag: np.ndarray, g: np.ndarray, info: Any = None) -> np.ndarray:
         """The env's sparse reward: 0 when every block is within ε of its target, else -1. With
         ``release_height`` and the next observation in ``info["o2"]``, a goal that sets the moved
         block at rest also needs the gripper to have let go of it (``gripper_clear``)."""
-        reached = goals_reached(ag, g, z_tolerance=self.z_tolerance)
+        reached = goals_reached(ag, g, z_tolerance=self.z_tolerance, xy_tolerance=self.xy_tolerance)
         if self.release_height is not None and isinstance(info, dict) and "o2" in info:
             reached = reached & (~resting_goal(g) | gripper_clear(info["o2"], self.release_height))
         return reached.astype(np.float64) - 1.0

@@ -204,17 +204,24 @@ def free_slot(positions: np.ndarray, zone: str, moved: int) -> np.ndarray:
 
 
 def goals_reached(achieved: np.ndarray, desired: np.ndarray, threshold: float = EPSILON,
-                  z_tolerance: float | None = None) -> np.ndarray:
+                  z_tolerance: float | None = None, xy_tolerance: float | None = None) -> np.ndarray:
     """f(s, g) over (..., 12) goal vectors: every block within ``threshold`` of its target and,
-    with ``z_tolerance``, also within that height of it.
+    with ``z_tolerance``, also within that height of it; with ``xy_tolerance``, also within that
+    horizontal distance of it.
 
     The paper's test is the 5 cm ball alone. ψ also needs the block at rest height (``on`` and
     ``on-table``: within half a block vertically), so a block carried 3 cm above its slot reaches
     the goal but not ψ; a ``z_tolerance`` under half a block makes the reward ask for what ψ asks.
+    A zone's two slots are 8 cm apart and a slot is taken by any block within 5.5 cm of it
+    (``layout.SLOT_CLEARANCE``), so a block the 5 cm ball lets land 4 cm off its slot, towards the
+    other one, takes both and the zone's next Move has none; an ``xy_tolerance`` of 2 cm asks for
+    a placement that leaves the other slot free.
     """
     achieved, desired = np.asarray(achieved, dtype=float), np.asarray(desired, dtype=float)
     diff = (achieved - desired).reshape(np.broadcast_shapes(achieved.shape, desired.shape)[:-1] + (-1, 3))
     near = np.linalg.norm(diff, axis=-1) <= threshold
     if z_tolerance is not None:
         near &= np.abs(diff[..., 2]) <= z_tolerance
+    if xy_tolerance is not None:
+        near &= np.linalg.norm(diff[..., :2], axis=-1) <= xy_tolerance
     return np.all(near, axis=-1)

@@ -32,10 +32,11 @@ CARRIED = ("version", "config", "seed", "agent", "rng", "progress")  # what a ca
 # fields a carried run may change: how long it trains, and speed only
 SPEED_FIELDS = ("threads", "torch_threads", "checkpoint_every", "snapshot_every")
 # what a continued run may change of its curriculum: the start distribution (chained starts, hand-offs,
-# placing starts) and the release the reward asks for, all ours (the run's config.json then holds the
-# new values, ``carried_from`` in its checkpoint the change); docs/fetch_programs_switches.md
+# placing starts) and the release and horizontal precision the reward asks for, all ours (the run's
+# config.json then holds the new values, ``carried_from`` in its checkpoint the change);
+# docs/fetch_programs_switches.md
 CURRICULUM_FIELDS = ("chained_starts", "chained_handoff", "chained_place", "chained_place_family", "chained_jitter",
-                     "chained_tower_weights", "chained_other_zone", "release_height")
+                     "chained_tower_weights", "chained_other_zone", "release_height", "goal_xy_tolerance")
 # what a continued run may change of its optimiser: the learning rates, to fine-tune a trained policy at a
 # lower rate (the carried Adam moments are kept, the step size is the new config's; ours)
 FINETUNE_FIELDS = ("lr_actor", "lr_critic")

@@ -194,6 +194,9 @@ class ScheduleConfig:
     #   gripper this far (m) above the block, or beside it: let go, as the next program needs (ours; None = off)
     goal_z_tolerance: float | None = None  # reward: each block also within this height of its target
     #   (ψ's test: half a block); None = the paper's 5 cm ball alone (ours)
+    goal_xy_tolerance: float | None = None  # reward: each block also within this horizontal distance of its
+    #   target; 0.02 leaves a zone's other slot free (``goal_setter.goals_reached``); None = the 5 cm ball alone
+    #   (ours: the second stage of an accuracy curriculum, Fournier et al. 2018)
     programs: tuple[str, ...] = ()  # atomic programs to train and test on; () = all 20 (ours: debugging,
     #   smoke runs, curricula)
     eval_episodes: int = 10  # greedy test episodes per epoch on program goals (baselines: 10)
@@ -229,6 +232,7 @@ class ScheduleConfig:
         c.require(weights is None or (len(weights) == 3 and min(weights) >= 0.0 and sum(weights) > 0.0),
                   "chained_tower_weights", f"expected null or three weights >= 0 with a positive sum, got {weights!r}")
         c.number("goal_z_tolerance", gt=0.0, optional=True)
+        c.number("goal_xy_tolerance", gt=0.0, optional=True)
         c.number("release_height", gt=0.0, optional=True)
         c.names("programs")
 

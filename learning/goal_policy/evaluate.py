@@ -113,11 +113,13 @@ def _as_policy(policy: str | Path | PolicySnapshot) -> PolicySnapshot:
 
 def program_success(worker: RolloutWorker, policy: PolicySnapshot, programs: Sequence[str],
                     episodes: int, seed: int, post: dict[str, float] | None = None,
-                    tolerant: tuple[float, dict[str, float]] | None = None) -> dict[str, float]:
+                    tolerant: tuple[float | None, float | None, dict[str, float]] | None = None
+                    ) -> dict[str, float]:
     """Greedy success rate of each program over ``episodes`` fresh starts (seeded per program):
     the goal test f(s_T, g). With ``post``, also fills in how often ψ held at the end; with
-    ``tolerant`` = (z, rates), how often the same episodes pass the goal test that also wants each
-    block within z (m) of its target's height (``schedule.goal_z_tolerance``)."""
+    ``tolerant`` = (z, xy, rates), how often the same episodes pass the goal test that also wants each
+    block within z (m) of its target's height (``schedule.goal_z_tolerance``) and within xy (m) of it
+    horizontally (``schedule.goal_xy_tolerance``), each where not None."""
     out = {}
     for k, name in enumerate(programs):
         seeds = np.random.default_rng([seed, k]).integers(2**31, size=episodes)
@@ -125,7 +127,8 @@ def program_success(worker: RolloutWorker, policy: PolicySnapshot, programs: Seq
         run = worker.run(specs, policy)
         out[name] = float(np.mean(run.success))
         if tolerant is not None:
-            tolerant[1][name] = float(np.mean(goals_reached(run.ag[:, -1], run.g, z_tolerance=tolerant[0])))
+            tolerant[2][name] = float(np.mean(goals_reached(run.ag[:, -1], run.g, z_tolerance=tolerant[0],
+                                                            xy_tolerance=tolerant[1])))
         if post is not None:
             psi = library_program(name).post
             post[name] = float(np.mean([psi.holds(state_atoms(obs)) for obs in run.final_obs]))
@@ -137,7 +140,8 @@ STARTS = ("table", "chained", "handoff", "placing", "other_zone")
 
 def evaluate_atomic(policy_path: str | Path | PolicySnapshot, episodes: int = 100, seed: int = 0,
                     threads: int = 1, programs: Sequence[str] | None = None,
-                    starts: str = "table", z_tolerance: float | None = None) -> dict[str, Any]:
+                    starts: str = "table", z_tolerance: float | None = None,
+                    xy_tolerance: float | None = None) -> dict[str, Any]:
     """Success of every atomic program: ``{"programs": {name: {"success_rate", "episodes"}}, ...}``
     (the issue's contract): the goal test, every block within 5 cm of Θ's target (the paper's).
     ``post_success`` maps each program to how often ψ held at the end instead (what a calling
@@ -152,7 +156,8 @@ def evaluate_atomic(policy_path: str | Path | PolicySnapshot, episodes: int = 10
     (``initial_states.py``, ``goal_setter.setting_calls``).
     ``z_tolerance``: the same episodes also scored with the goal test that wants each block within
     that height of its target (the height tolerance of ``fast``/``learned``): ``tolerant_success``,
-    ``tolerant_families``, ``mean_tolerant_success``.
+    ``tolerant_families``, ``mean_tolerant_success``; ``xy_tolerance``: that test also wants each block
+    within that horizontal distance of its target (``schedule.goal_xy_tolerance``).
     """
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
@@ -165,12 +170,14 @@ def evaluate_atomic(policy_path: str | Path | PolicySnapshot, episodes: int = 10
     post: dict[str, float] = {}
     tolerant: dict[str, float] = {}
     try:
+        strict = z_tolerance is not None or xy_tolerance is not None
         rates = program_success(worker, policy, names, episodes, seed, post,
-                                None if z_tolerance is None else (z_tolerance, tolerant))
+                                (z_tolerance, xy_tolerance, tolerant) if strict else None)
     finally:
         worker.close()
-    extra = {} if z_tolerance is None else {
-        "z_tolerance": z_tolerance, "tolerant_success": tolerant, "tolerant_families": _family_means(tolerant),
+    extra = {} if not strict else {
+        "z_tolerance": z_tolerance, **({} if xy_tolerance is None else {"xy_tolerance": xy_tolerance}),
+        "tolerant_success": tolerant, "tolerant_families": _family_means(tolerant),
         "mean_tolerant_success": float(np.mean(list(tolerant.values())))}
     return {**extra, "programs": {n: {"success_rate": r, "episodes": episodes} for n, r in rates.items()},
             "post_success": post, "families": _family_means(rates), "post_families": _family_means(post),

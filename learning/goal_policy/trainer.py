@@ -112,6 +112,7 @@ class GoalPolicyTrainer:
                                                                              sch.chained_other_zone),
                                                              sch.horizon,
                                                              z_tolerance=sch.goal_z_tolerance,
+                                                             xy_tolerance=sch.goal_xy_tolerance,
                                                              release_height=sch.release_height)
         if self.task.horizon != sch.horizon:
             raise ConfigError(f"schedule.horizon {sch.horizon} differs from the task's horizon {self.task.horizon}")
@@ -141,7 +142,8 @@ class GoalPolicyTrainer:
         # worker and measured slower than 28 batches of 2 (MuJoCo stepping dominates, not the MLP)
         self.collector = make_collector(self.task, sch.episodes_per_cycle, sch.threads, self.workers, ray_address)
         # greedy tests start from the all-on-table distribution (D.1's evaluation states)
-        self.eval_task = (FetchTask("table", sch.horizon, z_tolerance=self.task.z_tolerance)
+        self.eval_task = (FetchTask("table", sch.horizon, z_tolerance=self.task.z_tolerance,
+                                    xy_tolerance=self.task.xy_tolerance)
                           if isinstance(self.task, FetchTask) else self.task)
         self.evaluator = RolloutWorker(self.eval_task, max(1, min(EVAL_ENVS, sch.eval_episodes)), sch.threads)
 
