@@ -514,11 +514,13 @@ def evaluate_suite(suite: str, *, episodes: int = 100, seed: int = 0, policy: st
                                  xy_tolerance=xy_tolerance)
         tol = result.get("tolerant_success")
         bounds = [f"{axis}±{100 * v:g}" for axis, v in (("z", z_tolerance), ("xy", xy_tolerance)) if v is not None]
-        head = "" if tol is None else f" {'/'.join(bounds) + 'cm':>7}"
+        label = "/".join(bounds) + "cm"
+        w = max(7, len(label))  # the tolerant column's width
+        head = "" if tol is None else f" {label:>{w}}"
         table = [f"{'program':<28} {'goal':>6}{head} {'ψ':>6}"]  # the goal test (the paper's), [tolerant,] ψ
-        table += [f"{name:<28} {r['success_rate']:6.2f}{'' if tol is None else f' {tol[name]:7.2f}'} "
+        table += [f"{name:<28} {r['success_rate']:6.2f}{'' if tol is None else f' {tol[name]:{w}.2f}'} "
                   f"{result['post_success'][name]:6.2f}" for name, r in result["programs"].items()]
-        mean_tol = "" if tol is None else f" {result['mean_tolerant_success']:7.2f}"
+        mean_tol = "" if tol is None else f" {result['mean_tolerant_success']:{w}.2f}"
         table.append(f"{'mean':<28} {result['mean_success']:6.2f}{mean_tol} {result['mean_post_success']:6.2f}")
         return SuiteResult(suite, Status.EVALUATED, result, tuple(table))
     if suite == "multistep":
