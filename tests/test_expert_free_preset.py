@@ -215,7 +215,8 @@ def test_the_continued_goal_policies_descend_from_the_rows_one():
     branches = (("goal-policy-k", "goal-policy-m"),  # m continues k, beside l
                 ("goal-policy-m", "goal-policy-n"), ("goal-policy-m", "goal-policy-o"),  # n and o continue m
                 ("goal-policy-o", "goal-policy-p"),
-                *(("goal-policy-m", f"goal-policy-{x}") for x in "qrstuvw"))  # scored on held-out starts
+                *(("goal-policy-m", f"goal-policy-{x}") for x in "qrstuvw"),  # scored on held-out starts
+                ("goal-policy-v", "goal-policy-v2"))
     for before, stage in (*zip(chain, chain[1:]), *branches):
         saved = json.loads((EXPERT_FREE / stage / "config.json").read_text())
         config, carried = saved["config"], saved["carried_from"]
