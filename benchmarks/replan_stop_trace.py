@@ -36,12 +36,12 @@ import numpy as np
 from provenance import command_line, write_result
 
 from asg.envs.fetch import N_BLOCKS, block_index, library_program, state_atoms
-from asg.envs.fetch.labeler import slot_occupancy
 from asg.envs.fetch.layout import BLOCK_POS, TABLE_TOP
 from asg.learning import fetch_programs as fp
 from asg.learning.npi.inference import CallRecord, FetchExecutor, OnSearch, policy_controller, run_program
 from asg.learning.npi.mcts import Node, SearchContext, q_values
 from asg.learning.npi.pipeline import CHECKPOINT, build_model, load_network
+from asg.planning.task import Atom
 
 
 def describe(ctx: SearchContext, root: Node, action: int, indent: int) -> str:
@@ -67,6 +67,11 @@ def heights(atoms: frozenset) -> dict[str, int]:
     return {f"b{k}": height(f"b{k}") for k in range(N_BLOCKS)}
 
 
+def blocks_in_zone(atoms: frozenset, zone: str, other_than: str | None = None) -> int:
+    """How many blocks (other than ``other_than``) the labeler's ``in-zone`` atoms put in ``zone``."""
+    return sum(a.predicate == "in-zone" and a.args[1] == zone and a.args[0] != other_than for a in atoms)
+
+
 class TowerExecutor(FetchExecutor):
     """``FetchExecutor`` noting the setting of every atomic call: for a Stack the height of the tower
     its block goes onto (the level of its lower block before the call), for a Move the blocks already
@@ -80,18 +85,15 @@ class TowerExecutor(FetchExecutor):
         prog, before = library_program(self.names[program]), state_atoms(self.observe())
         moved, where = prog.arguments  # Stack: the lower block; Move_To_Zone: the zone
         onto = heights(before)[where] if prog.family == "Stack" else None
-        zone = (sum(a.predicate == "in-zone" and a.args[1] == where and a.args[0] != moved for a in before)
-                if prog.family == "Move_To_Zone" else None)
+        zone = blocks_in_zone(before, where, other_than=moved) if prog.family == "Move_To_Zone" else None
         run = self.run(program)
         after = state_atoms(run.final)
         block = slice(3 * block_index(moved), 3 * block_index(moved) + 3)
         off = float(np.linalg.norm(run.final[block] - self.env.goal[block])) if run.applicable else None
-        positions = run.final[BLOCK_POS].reshape(N_BLOCKS, 3)
-        fallen = int(np.sum(positions[:, 2] < TABLE_TOP))  # centres below the top
-        blocked = None
-        if prog.family == "Move_To_Zone":  # the zone's two slots taken by fewer blocks: its next Move has none
-            in_zone = sum(a.predicate == "in-zone" and a.args[1] == where for a in after)
-            blocked = bool(slot_occupancy(positions, where).all() and in_zone < 2)
+        fallen = int(np.sum(run.final[BLOCK_POS].reshape(N_BLOCKS, 3)[:, 2] < TABLE_TOP))  # centres below the top
+        blocked = None  # the zone full (both slots taken) with fewer blocks in it: its next Move has none
+        if prog.family == "Move_To_Zone":
+            blocked = Atom("zone-full", (where,)) in after and blocks_in_zone(after, where) < 2
         self.settings.append({"onto_tower": onto, "zone_before": zone, "tallest_after": max(heights(after).values()),
                               "applicable": run.applicable, "goal_test": run.success,
                               "held_after": any(a.predicate == "holding" for a in after),
