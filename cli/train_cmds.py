@@ -316,6 +316,9 @@ def _train_fetch(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
         help="non-atomic: override the meta-controller's ψ prunings (ours; off: the paper's masks).")
 @option("--stop-at-expansion", type=click.Choice(["on", "off"]), scope=["non-atomic"],
         help="non-atomic: override the meta-controller's Stop scored at expansion (ours; off: the paper's).")
+@option("--success-weighting", type=click.Choice(["on", "off"]), scope=["non-atomic"],
+        help="non-atomic: override the meta-controller's success weighting (ours; needs a behaviour model "
+             "with a success head; off: the paper's).")
 @option("--out", type=OutputPath("dir"), scope=["non-atomic"],
         help="non-atomic: folder for the JSON and the call-tree PNG (default runs/fetch-programs-eval).")
 @click.option("--json", "as_json", is_flag=True, help="Print the evaluation as JSON.")
@@ -358,7 +361,8 @@ def _evaluate_fetch(p: dict[str, Any], suite: str) -> None:
         from asg.planning.programs import fetch_library
 
         programs = split_list("--programs", p["program_list"], [prog.name for prog in fetch_library().atomic])
-    switches = {name: None if p[name] is None else p[name] == "on" for name in ("psi_prunings", "stop_at_expansion")}
+    switches = {name: None if p[name] is None else p[name] == "on" for name in ("psi_prunings", "stop_at_expansion",
+                                                                                "success_weighting")}
     given = {name: p[name] for name in FETCH_EVAL if p[name] is not None}
     stages = Stages(quiet=p["as_json"])
     try:

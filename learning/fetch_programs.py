@@ -490,15 +490,15 @@ def evaluate_suite(suite: str, *, episodes: int = 100, seed: int = 0, policy: st
                    behaviour_model: str | Path | None = None, out: str | Path | None = None,
                    psi_prunings: bool | None = None, stop_at_expansion: bool | None = None,
                    z_tolerance: float | None = None, progress: StageProgress | None = None,
-                   xy_tolerance: float | None = None) -> SuiteResult:
+                   xy_tolerance: float | None = None, success_weighting: bool | None = None) -> SuiteResult:
     """Score ``suite`` in MuJoCo: ``atomic`` (the goal test and ψ per program, ``programs``/``starts``),
     ``multistep`` (MultiStep-Moving/-Stacking), ``non-atomic`` (Table 2 in ``mode``, searching in
     ``world_model_kind``; JSON and a call-tree PNG into ``out``). Without ``policy`` / ``checkpoint``
     / ``behaviour_model`` the shipped files are used (non-atomic: without a shipped goal policy, the
-    scripted controller runs the atomic programs). ``psi_prunings`` / ``stop_at_expansion``: override
-    the meta-controller's saved ``search`` switches of those names (the ablation of each on the same
-    files); the output's file stem names each override. ``z_tolerance`` (atomic): the same episodes
-    also scored with the goal test that wants each block within that height of its target
+    scripted controller runs the atomic programs). ``psi_prunings`` / ``stop_at_expansion`` /
+    ``success_weighting``: override the meta-controller's saved ``search`` switches of those names (the
+    ablation of each on the same files); the output's file stem names each override. ``z_tolerance``
+    (atomic): the same episodes also scored with the goal test that wants each block within that height of its target
     (``schedule.goal_z_tolerance``), a column beside the paper's goal test; ``xy_tolerance`` (atomic): that
     column's test also wants each block within that horizontal distance (``schedule.goal_xy_tolerance``)."""
     if suite not in SUITES:
@@ -531,7 +531,8 @@ def evaluate_suite(suite: str, *, episodes: int = 100, seed: int = 0, policy: st
         return SuiteResult(suite, Status.EVALUATED, result, tuple(table))
     return _evaluate_non_atomic(episodes, seed, policy, mode, checkpoint, world_model_kind, behaviour_model,
                                 Path(out or Path("runs") / f"{DOMAIN}-eval"),
-                                {"psi_prunings": psi_prunings, "stop_at_expansion": stop_at_expansion}, progress)
+                                {"psi_prunings": psi_prunings, "stop_at_expansion": stop_at_expansion,
+                                 "success_weighting": success_weighting}, progress)
 
 
 def _evaluate_non_atomic(episodes: int, seed: int, policy: str | Path | None, mode: str,
@@ -557,7 +558,7 @@ def _evaluate_non_atomic(episodes: int, seed: int, policy: str | Path | None, mo
     saved = from_dict(read_checkpoint(path)["config"], str(path)).search
     given = {name: value for name, value in switches.items() if value is not None}
     search = replace(saved, **given)
-    tags = {"psi_prunings": "prunings", "stop_at_expansion": "stop-expansion"}
+    tags = {"psi_prunings": "prunings", "stop_at_expansion": "stop-expansion", "success_weighting": "weighting"}
     stem = out / "-".join([f"non-atomic-{mode}-{kind}"]
                           + [f"{tags[name]}-{'on' if on else 'off'}" for name, on in given.items()])
     evaluation = evaluate_programs(checkpoint, mode=mode, model=kind, world="real", search=search,
@@ -566,7 +567,9 @@ def _evaluate_non_atomic(episodes: int, seed: int, policy: str | Path | None, mo
     files = (f"{stem}.json", f"{stem}-trace.png")
     table = evaluation.table_lines()
     table[0] += (f", ψ prunings {'on' if search.psi_prunings else 'off'}, "
-                 f"Stop scored at expansion {'on' if search.stop_at_expansion else 'off'}")
+                 f"Stop scored at expansion {'on' if search.stop_at_expansion else 'off'}"
+                 + (", success weighting on" if search.success_weighting else ""))
     return SuiteResult("non-atomic", Status.EVALUATED, {**evaluation.to_json(), "psi_prunings": search.psi_prunings,
-                                                        "stop_at_expansion": search.stop_at_expansion},
+                                                        "stop_at_expansion": search.stop_at_expansion,
+                                                        "success_weighting": search.success_weighting},
                        tuple(table), files)

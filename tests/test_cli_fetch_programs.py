@@ -64,6 +64,10 @@ def run(*args: str):
      "--starts: only with --suite atomic"),
     (["eval", "--domain", "fetch-programs", "--starts", "towers"], "--starts"),
     (["eval"], "give a run directory"),
+    (["eval", "--domain", "fetch-programs", "--suite", "atomic", "--success-weighting", "on"],
+     "--success-weighting: only with --suite non-atomic"),
+    (["eval", "--domain", "fetch-programs", "--suite", "non-atomic", "--success-weighting", "on"],
+     "search.success_weighting needs a learned behaviour model with a success head"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, expected):
     assert expected in one_line(run(*args))

@@ -74,6 +74,11 @@ class SearchConfig:
     # with calling on from its first simulation. Off (§2.3, the paper): Stop is scored only when the
     # selection picks it, and an unvisited child's Q is 0. Stop stays the search's and the network's
     # choice either way (nothing is masked); the network learns it from the visit counts.
+    success_weighting: bool = False  # ours: a successful Stop is worth gamma**calls times the product of the
+    # success probabilities of the atomic calls on its path from the search's root, read from the learned
+    # behaviour model's success head (BehaviourConfig.success_head), so the search prefers the plan most
+    # likely to succeed, not any plan the deterministic model says succeeds. Off (the paper): every call
+    # succeeds as the model predicts it.
     level_max_calls: tuple[tuple[int, int], ...] = ()  # (level, limit) pairs: the call limit of the programs
     # of that level, as the reference code's max depth per level (§2.3, sorting {1: 5, 2: 2L+3, 3: 2L+3});
     # a level not listed, and every level with (), keeps max_calls. The paper gives no limit at all.
@@ -94,6 +99,7 @@ class SearchConfig:
         c.number("landmark_weight", ge=0.0)
         c.flag("psi_prunings")
         c.flag("stop_at_expansion")
+        c.flag("success_weighting")
         self._check_level_max_calls(c)
         c.require(self.landmark != "prior" or self.landmark_weight <= 1.0, "landmark_weight",
                   f"expected a mixing fraction in [0, 1] with landmark \"prior\", got {self.landmark_weight}")

@@ -35,6 +35,8 @@ from asg.learning.npi.table import ProgramTable
 from asg.learning.world_models.program_models import EnvironmentModel
 from asg.planning.task import Atom
 
+MIN_PROBABILITY = 1e-6  # floor of a call's success probability under success_weighting (log 0 is -inf)
+
 
 class Evaluator(Protocol):
     """The prior/value function: one recurrent step per node."""
@@ -66,7 +68,8 @@ class Trace:
     steps: tuple[Step, ...]
     final_state: np.ndarray
     success: bool
-    value: float  # γ**calls on success, failure_value otherwise
+    value: float  # γ**calls on success (times the calls' success probabilities with weighting), failure_value otherwise
+    log_p: float = 0.0  # Σ log P(success) of its atomic calls (``SearchConfig.success_weighting``; else 0)
 
     @property
     def calls(self) -> int:
@@ -117,6 +120,7 @@ class Node:
     terminal_value: float = 0.0
     call: Trace | None = None  # the sub-trace of the non-atomic call that led here
     landmarks: Any = None  # landmark progress (landmark_guidance.LandmarkProgress)
+    log_p: float = 0.0  # Σ log P(success) of the atomic calls from the search's root (success_weighting)
     achievers: np.ndarray | None = None  # (A,) bool: calls that reach a next landmark
 
 
@@ -242,20 +246,26 @@ def expand(parent: Node, action: int, ctx: SearchContext, explore: bool) -> Node
     """The child reached by ``action``: Stop, an atomic step or a sub-search for a non-atomic call."""
     table = ctx.table
     if action == table.stop:
-        return Node(parent.task, parent.state, parent.atoms, parent.depth, terminal=True,
-                    terminal_value=stop_value(ctx, parent.task, parent.atoms, parent.depth))
+        value = stop_value(ctx, parent.task, parent.atoms, parent.depth)
+        if value > 0.0 and ctx.config.success_weighting:
+            value *= float(np.exp(parent.log_p))
+        return Node(parent.task, parent.state, parent.atoms, parent.depth, terminal=True, terminal_value=value,
+                    log_p=parent.log_p)
     call = None
+    log_p = parent.log_p
     if table.is_atomic(action):
+        if ctx.config.success_weighting:
+            log_p += float(np.log(max(ctx.model.success_probability(parent.state, action), MIN_PROBABILITY)))
         state = ctx.model.step(parent.state, action)
     else:
         call = sub_search(action, parent.state, ctx)
         if not call.success:
             return Node(parent.task, call.final_state, None, parent.depth + 1, terminal=True,
                         terminal_value=ctx.config.failure_value, call=call)
-        state = call.final_state
+        state, log_p = call.final_state, log_p + call.log_p
     atoms = ctx.model.atoms(state)
     progress = None if ctx.guide is None else ctx.guide.advance(parent.landmarks, atoms)
-    child = Node(parent.task, state, atoms, parent.depth + 1, call=call, landmarks=progress)
+    child = Node(parent.task, state, atoms, parent.depth + 1, call=call, landmarks=progress, log_p=log_p)
     return evaluate_node(child, ctx, parent.h, parent.c, explore)
 
 
@@ -369,5 +379,5 @@ def execute(task: int, state: np.ndarray, ctx: SearchContext, explore: bool,
         if child.terminal:
             success = action == ctx.table.stop and child.terminal_value > 0
             end = root.state if child.call is None else child.call.final_state
-            return Trace(task, tuple(steps), end, success, child.terminal_value)
+            return Trace(task, tuple(steps), end, success, child.terminal_value, child.log_p)
         root = child

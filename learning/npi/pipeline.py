@@ -74,6 +74,14 @@ def build_model(kind: str, predictor: Any = None, initial_states: str = "table")
     raise ConfigError(f"model must be one of {MODELS + ('real',)}, got {kind!r}")
 
 
+def check_success_weighting(search: SearchConfig, model: EnvironmentModel) -> None:
+    """A ``ConfigError`` before any search when ``search.success_weighting`` is on and ``model`` gives
+    no success probabilities (only a learned behaviour model fitted with a success head does)."""
+    if search.success_weighting and getattr(getattr(model, "predictor", None), "success", None) is None:
+        raise ConfigError("search.success_weighting needs a learned behaviour model with a success head "
+                          "(--world-model learned, a model fitted with behaviour.success_head true)")
+
+
 # -- checkpoints ------------------------------------------------------------------------------
 def save_checkpoint(path: Path, trainer: MetaControllerTrainer, model_name: str) -> None:
     """Write the trainer's state and config to ``path`` atomically."""
@@ -189,6 +197,7 @@ def _train(run: RunDir, config: NPIConfig | None, model: str, predictor: Any, se
     if config.backend == "ray":
         import_ray()  # a missing Ray is a ConfigError before anything is written
     world = build_model(model, predictor, config.initial_states)
+    check_success_weighting(config.search, world)
     trainer = MetaControllerTrainer(world, config, seed)
     if resume:
         try:
@@ -303,6 +312,7 @@ def _evaluate_programs(checkpoint: str | Path, mode: str, model: str, world: str
     net, config = load_network(path, search_model)
     snapshot = net.snapshot()
     search = search or config.search
+    check_success_weighting(search, search_model)
     table = search_model.table
     if programs == "non-atomic":
         tasks = list(table.tasks)

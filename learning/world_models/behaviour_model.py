@@ -4,6 +4,9 @@ Data (Algorithm 3): per episode a uniformly drawn atomic program; with probabili
 a fresh reset (φ holds by construction), otherwise a stored final state of an earlier episode
 on which the program's φ holds (a fresh reset when none is found); the goal policy plays T
 greedy steps towards Θ(s0, i); the dataset keeps (s0, i, s_T), and s_T joins the state buffer.
+With ``chained_starts`` (ours) a share of the episodes instead run, from a table start, the calls
+that set up the program's situation inside a non-atomic program and then the program, each call an
+episode of the dataset: the towers and half-full zones the search plans through.
 
 Model: an MLP 512/512 (Table 5) on [normalised s0, one-hot i] trained on the mean squared error
 (the paper's MSE to s_T), parametrised as a residual from an anchor: ``anchor="start"`` predicts
@@ -23,6 +26,10 @@ post-condition ψ_i agrees on the predicted and the true final state (target ≥
 and how often the whole labelled state agrees. :class:`LearnedBehaviourModel` has the
 ``predict(obs, program) -> (obs, applicable)`` interface of ``envs/fetch/behaviour_model.py``'s
 exact model, so the meta-controller can plan in it (``learning/npi/models.learned_fetch_model``).
+
+With ``success_head`` (ours) a second MLP of the same sizes fits P(ψ_i holds at s_T | s0, i) by
+binary cross-entropy: what a deterministic Ω_w cannot say, that a call succeeds one time in three.
+``search.success_weighting`` reads it (``LearnedBehaviourModel.success_probability``).
 """
 from __future__ import annotations
 
@@ -37,12 +44,14 @@ import torch
 from asg.envs.fetch import (
     ExactBehaviourModel,
     FetchTask,
+    SimState,
     applicable,
     atomic_name,
     library_program,
     program_goal,
     state_atoms,
 )
+from asg.envs.fetch.goal_setter import setting_calls
 from asg.learning import checkpoint as ckpt
 from asg.learning.configio import Checker
 from asg.learning.errors import CheckpointError, ConfigError
@@ -82,6 +91,16 @@ class BehaviourConfig:
     torch_threads: int = 1
     anchor: Literal["start", "goal"] = "start"  # residual from s0, or from s0 with the blocks at Θ(s0, i) (ours)
     loss: Literal["mse", "l1"] = "mse"  # the paper's MSE (E.2), or L1: the conditional median (ours)
+    chained_starts: float = 0.0  # ours: share of new episodes that first run, with the policy itself from a table
+    #   start, the calls that set up the program's situation inside a non-atomic program (a tower of 1-3 blocks,
+    #   its base in a zone half the time; a zone holding a block; ``goal_setter.setting_calls``), every call
+    #   of the chain kept as an episode while its φ holds: data where the search plans (Ross & Bagnell 2012,
+    #   "Agnostic System Identification for Model-Based RL"). Alg. 3's uniform programs from stored states
+    #   rarely build a tower of three (38 of 10,000 episodes of goal-policy-soup's data). 0 = Alg. 3 alone
+    success_head: bool = False  # ours: also fit P(ψ_i holds at s_T | s0, i), a classifier on the same episodes
+    #   (binary cross-entropy, the same net sizes, epochs and early stopping), saved beside Ω_w. A deterministic
+    #   Ω_w predicts each call's likeliest end, so it calls a Stack onto a tower of three a success where the
+    #   policy succeeds one time in three; the search's ``success_weighting`` reads these probabilities
     early_stopping: int | None = None  # patience: stop once the held-out loss has not improved for this
     #   many epochs and keep the weights of its best epoch (early stopping, Prechelt 1998, "Early Stopping
     #   — But When?"; Goodfellow et al. 2016, Alg. 7.1); None = every epoch, the last weights (T5; ours)
@@ -96,10 +115,12 @@ class BehaviourConfig:
             c.integer(name, ge=1)
         c.number("lr", gt=0.0)
         c.number("p_reset", ge=0.0, le=1.0)
+        c.number("chained_starts", ge=0.0, le=1.0)
         c.number("held_out", gt=0.0, lt=1.0)
         c.choice("anchor", ANCHORS)
         c.choice("loss", LOSSES)
         c.integer("early_stopping", ge=1, optional=True)
+        c.flag("success_head")
 
 
 BEHAVIOUR_PRESETS = {
@@ -173,21 +194,41 @@ def collect_dataset(policy: PolicySnapshot, episodes: int, seed: int, config: Be
     rng = np.random.default_rng([seed, 5])
     states = StateBuffer(config.state_buffer_size)
     parts: list[tuple] = []
+    chains: list[tuple[list[str], SimState]] = []  # ``chained_starts``: the calls a chain has left, where it stands
     done = 0
     if resume is not None:
         rng.bit_generator.state = resume["rng"].bit_generator.state
         states = states_from(resume["states"])
         parts = [tuple(p) for p in resume["parts"]]
         done = int(resume["done"])
+        saved = resume.get("chains") or {"calls": [], "values": None}
+        chains = [(str(calls).split(), SimState(np.array(values)))
+                  for calls, values in zip(saved["calls"], [] if saved["values"] is None else saved["values"])]
     worker = RolloutWorker(task, config.n_envs, config.threads)
     try:
         while done < episodes:
             if should_stop is not None and should_stop():
-                raise Interrupted({"rng": rng, "states": states_tree(states), "parts": parts, "done": done})
-            specs, idx, kept = [], [], []
+                raise Interrupted({"rng": rng, "states": states_tree(states), "parts": parts, "done": done,
+                                   "chains": {"calls": [" ".join(calls) for calls, _ in chains],
+                                              "values": np.stack([st.values for _, st in chains]) if chains else None}})
+            specs, idx, kept, rest = [], [], [], []
             for _ in range(min(config.n_envs, episodes - done)):
+                if chains:  # the next call of a chain, from where its last call ended
+                    calls, state = chains.pop(0)
+                    specs.append(EpisodeSpec(int(rng.integers(2**31)), program=calls[0], state=state, progress=1.0))
+                    idx.append(names.index(calls[0]))
+                    kept.append(True)
+                    rest.append(calls[1:])
+                    continue
                 i = int(rng.integers(len(names)))
                 seed_i = int(rng.integers(2**31))
+                if config.chained_starts > 0.0 and rng.random() < config.chained_starts:
+                    calls = [*setting_calls(names[i], rng), names[i]]  # from a fresh table start
+                    specs.append(EpisodeSpec(seed_i, program=calls[0], progress=1.0))
+                    idx.append(names.index(calls[0]))
+                    kept.append(False)
+                    rest.append(calls[1:])
+                    continue
                 found = None
                 if rng.random() >= config.p_reset:
                     found = states.sample(rng, lambda obs, p=names[i]: task.applicable(obs, p))
@@ -195,9 +236,12 @@ def collect_dataset(policy: PolicySnapshot, episodes: int, seed: int, config: Be
                                          progress=1.0))
                 idx.append(i)
                 kept.append(found is not None)
+                rest.append([])
             ep = worker.run(specs, policy)
-            for state, obs in zip(ep.final_states, ep.final_obs):
+            for state, obs, calls in zip(ep.final_states, ep.final_obs, rest):
                 states.add(state, obs)
+                if calls and task.applicable(obs, calls[0]):
+                    chains.append((calls, state))
             parts.append((ep.start_obs, np.array(idx), ep.final_obs, np.array(kept)))
             done += len(specs)
             if progress is not None:
@@ -219,12 +263,14 @@ def anchor_states(s0: np.ndarray, program: np.ndarray, programs: tuple[str, ...]
 
 
 class BehaviourNet(torch.nn.Module):
-    """[normalised s0, one-hot program] -> normalised s_T − anchor(s0, program)."""
+    """[normalised s0, one-hot program] -> normalised s_T − anchor(s0, program); with ``outputs`` 1, the
+    logit of ψ_i holding at s_T (``BehaviourConfig.success_head``)."""
 
-    def __init__(self, state_dim: int, n_programs: int, hidden: tuple[int, ...]) -> None:
+    def __init__(self, state_dim: int, n_programs: int, hidden: tuple[int, ...], outputs: int | None = None) -> None:
         super().__init__()
         self.state_dim, self.n_programs = state_dim, n_programs
-        self.net = mlp([state_dim + n_programs, *hidden, state_dim])
+        self.outputs = state_dim if outputs is None else outputs
+        self.net = mlp([state_dim + n_programs, *hidden, self.outputs])
 
     def forward(self, s0: torch.Tensor, program: torch.Tensor) -> torch.Tensor:
         onehot = torch.nn.functional.one_hot(program, self.n_programs).to(s0.dtype)
@@ -235,11 +281,31 @@ class LearnedBehaviourModel:
     """Ω_w with normalisers; ``predict`` as the exact model's (φ checked, state unchanged if false)."""
 
     def __init__(self, net: BehaviourNet, s_norm: Normalizer, d_norm: Normalizer,
-                 programs: tuple[str, ...] | None = None, anchor: str = "start") -> None:
+                 programs: tuple[str, ...] | None = None, anchor: str = "start",
+                 success: BehaviourNet | None = None) -> None:
         if anchor not in ANCHORS:
             raise ConfigError(f"anchor must be one of {ANCHORS}, got {anchor!r}")
         self.net, self.s_norm, self.d_norm, self.anchor = net, s_norm, d_norm, anchor
         self.programs = programs if programs is not None else FetchTask().programs
+        self.success = success  # the ψ classifier of ``BehaviourConfig.success_head``, or None
+
+    def success_batch(self, s0: np.ndarray, program: np.ndarray) -> np.ndarray:
+        """P(ψ_i holds at s_T) (N,) for states (N, d) and program indices (N,) (no φ check); a
+        ``ConfigError`` when the model was fitted without ``success_head``."""
+        if self.success is None:
+            raise ConfigError("this behaviour model has no success head (fit it with behaviour.success_head true)")
+        x = torch.from_numpy(self.s_norm.normalize(np.asarray(s0, dtype=np.float64)))
+        with torch.no_grad():
+            logit = self.success(x, torch.as_tensor(np.asarray(program), dtype=torch.long))[:, 0]
+        return torch.sigmoid(logit).numpy().astype(np.float64)
+
+    def success_probability(self, obs: np.ndarray, program: str | int) -> float:
+        """P(ψ holds after ``program`` from ``obs``); 0 where its φ fails (the call does not run)."""
+        name = atomic_name(program)
+        obs = np.asarray(obs, dtype=np.float64)
+        if not applicable(obs, name):
+            return 0.0
+        return float(self.success_batch(obs[None], np.array([self.programs.index(name)]))[0])
 
     def predict_batch(self, s0: np.ndarray, program: np.ndarray) -> np.ndarray:
         """Predicted s_T (N, d) for states (N, d) and program indices (N,) (no φ check)."""
@@ -265,7 +331,10 @@ class LearnedBehaviourModel:
                 "state_dim": self.net.state_dim, "n_programs": self.net.n_programs,
                 "s_norm": self.s_norm.state_dict(), "d_norm": self.d_norm.state_dict(),
                 "anchor": self.anchor, "programs": list(self.programs)}
-        ckpt.save(Path(path), MODEL_KIND, tree, {"anchor": self.anchor, "hidden": list(_hidden(self.net))})
+        if self.success is not None:
+            tree["success"] = {"net": self.success.state_dict(), "hidden": list(_hidden(self.success))}
+        ckpt.save(Path(path), MODEL_KIND, tree, {"anchor": self.anchor, "hidden": list(_hidden(self.net)),
+                                                 "success_head": self.success is not None})
         return Path(path)
 
     @classmethod
@@ -283,8 +352,13 @@ class LearnedBehaviourModel:
             programs = tuple(data["programs"])
             if len(programs) != net.n_programs:
                 raise ValueError("program names do not match the network")
+            success = None
+            if "success" in data:
+                success = BehaviourNet(net.state_dim, net.n_programs,
+                                       tuple(int(h) for h in data["success"]["hidden"]), outputs=1)
+                success.load_state_dict(data["success"]["net"])
             return cls(net, Normalizer.from_state_dict(data["s_norm"]), Normalizer.from_state_dict(data["d_norm"]),
-                       programs, anchor=str(data["anchor"]))
+                       programs, anchor=str(data["anchor"]), success=success)
         except CheckpointError as err:
             raise CheckpointError(f"{path}: not a behaviour model ({ckpt.reason(err)})") from None
         except (KeyError, TypeError, ValueError, RuntimeError) as err:  # RuntimeError: torch's shape mismatch
@@ -325,43 +399,106 @@ def fit_behaviour_model(train: BehaviourDataset, test: BehaviourDataset, n_progr
         return (torch.from_numpy(s_norm.normalize(data.s0)), torch.as_tensor(data.program, dtype=torch.long),
                 torch.from_numpy(d_norm.normalize(residual(data))))
 
-    x, p, y = tensors(train)
-    xt, pt, yt = tensors(test)
     rng = np.random.default_rng([seed, 6])
     rows: list[dict[str, float]] = []
-    best: dict[str, Any] | None = None  # the best epoch's weights, with early stopping
+    best: dict[str, Any] | None = None
     if resume is not None:
         net.load_state_dict(resume["net"])
         opt.load_state_dict(resume["optimizer"])
         rng.bit_generator.state = resume["rng"].bit_generator.state
         rows = list(resume["rows"])
         best = resume.get("best")
+    rows = _fit_epochs(net, opt, lambda pred, target: _loss(config.loss, pred, target), tensors(train),
+                       tensors(test), config, rng, rows, best, "behaviour model fit", progress, should_stop)
+    return net, s_norm, d_norm, rows
+
+
+def _fit_epochs(net: BehaviourNet, opt: torch.optim.Optimizer, loss_fn: Any, data: tuple, held_out: tuple,
+                config: BehaviourConfig, rng: np.random.Generator, rows: list[dict[str, float]],
+                best: dict[str, Any] | None, label: str, progress: StageProgress | None = None,
+                should_stop: Any = None) -> list[dict[str, float]]:
+    """The epochs of a fit from ``len(rows)`` on: minibatches of ``config.batch_size`` in an order drawn from
+    ``rng``, the held-out loss after each epoch, and with ``config.early_stopping`` a stop once it has not
+    improved for that many epochs, ``net`` left with its best epoch's weights. ``data`` and ``held_out`` are
+    (inputs, programs, targets). When ``should_stop()`` says so between epochs, raises :class:`Interrupted`
+    with the loop's state (``best``: the best weights so far, kept across a resume)."""
+    x, p, y = data
+    xt, pt, yt = held_out
     for epoch in range(len(rows), config.epochs):
         if progress is not None:
-            progress("behaviour model fit", epoch, config.epochs, "")
+            progress(label, epoch, config.epochs, "")
         best_at = best_epoch(rows) if config.early_stopping is not None else 0
         if best_at and len(rows) - best_at >= config.early_stopping:  # no improvement for `patience` epochs
             break
         if should_stop is not None and should_stop():
             raise Interrupted({"net": net.state_dict(), "optimizer": opt.state_dict(), "rng": rng, "rows": rows,
                                "best": best})
-        order = torch.from_numpy(rng.permutation(len(train)))
+        order = torch.from_numpy(rng.permutation(len(x)))
         losses = []
-        for lo in range(0, len(train), config.batch_size):
+        for lo in range(0, len(x), config.batch_size):
             b = order[lo:lo + config.batch_size]
-            loss = _loss(config.loss, net(x[b], p[b]), y[b])
+            loss = loss_fn(net(x[b], p[b]), y[b])
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             losses.append(float(loss.detach()))
         with torch.no_grad():
-            test_loss = float(_loss(config.loss, net(xt, pt), yt)) if len(test) else float("nan")
+            test_loss = float(loss_fn(net(xt, pt), yt)) if len(xt) else float("nan")
         rows.append({"epoch": epoch + 1, "train_loss": float(np.mean(losses)), "test_loss": test_loss})
         if config.early_stopping is not None and best_epoch(rows) == epoch + 1:
             best = {k: v.detach().clone() for k, v in net.state_dict().items()}
     if config.early_stopping is not None and best is not None:
         net.load_state_dict(best)
-    return net, s_norm, d_norm, rows
+    return rows
+
+
+def psi_labels(data: BehaviourDataset, programs: tuple[str, ...]) -> np.ndarray:
+    """(N,) bool: whether program i's ψ held at s_T in each episode (what the success head fits)."""
+    return np.array([library_program(programs[int(i)]).post.holds(state_atoms(end))
+                     for i, end in zip(data.program, data.sT)], dtype=bool)
+
+
+def fit_success_model(train: BehaviourDataset, test: BehaviourDataset, n_programs: int, config: BehaviourConfig,
+                      s_norm: Normalizer, programs: tuple[str, ...], seed: int = 0,
+                      progress: StageProgress | None = None) -> tuple[BehaviourNet, list[dict[str, float]]]:
+    """``BehaviourConfig.success_head``: fit P(ψ_i at s_T | s0, i) by binary cross-entropy on ``train``
+    (inputs normalised by Ω_w's ``s_norm``), with Ω_w's sizes, epochs and early stopping on ``test``;
+    the net (the best epoch's with early stopping) and its per-epoch losses. A few seconds an epoch on
+    10,000 episodes, so it is not interruptible: a stop request takes effect when it returns."""
+    def tensors(data: BehaviourDataset):
+        return (torch.from_numpy(s_norm.normalize(data.s0)), torch.as_tensor(data.program, dtype=torch.long),
+                torch.from_numpy(psi_labels(data, programs).astype(np.float32)))
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed + 1)
+        net = BehaviourNet(train.s0.shape[1], n_programs, config.hidden, outputs=1)
+    opt = torch.optim.Adam(net.parameters(), lr=config.lr)
+    bce = torch.nn.BCEWithLogitsLoss()
+    rows = _fit_epochs(net, opt, lambda logit, target: bce(logit[:, 0], target), tensors(train), tensors(test),
+                       config, np.random.default_rng([seed, 8]), [], None, "success head fit", progress)
+    return net, rows
+
+
+def success_report(model: LearnedBehaviourModel, train: BehaviourDataset, test: BehaviourDataset,
+                   ) -> dict[str, Any]:
+    """The success head on held-out episodes against the trivial predictor of each program's success
+    rate on the training episodes (a head that learned nothing scores as that): per family and in all,
+    the Brier score of both, the mean predicted and the true success rate."""
+    programs = model.programs
+    truth = psi_labels(test, programs).astype(float)
+    pred = model.success_batch(test.s0, test.program)
+    train_truth = psi_labels(train, programs).astype(float)
+    base_rate = np.array([train_truth[train.program == i].mean() if (train.program == i).any() else 0.5
+                          for i in range(len(programs))])
+    trivial = base_rate[test.program]
+    groups = {"all": np.ones(len(test), dtype=bool)}
+    for fam in sorted({family(n) for n in programs}):
+        groups[fam] = np.array([family(programs[int(i)]) == fam for i in test.program], dtype=bool)
+    return {name: {"episodes": int(m.sum()), "true_rate": float(truth[m].mean()),
+                   "predicted_mean": float(pred[m].mean()),
+                   "brier": float(np.mean((pred[m] - truth[m]) ** 2)),
+                   "brier_per_program_rate": float(np.mean((trivial[m] - truth[m]) ** 2))}
+            for name, m in groups.items() if m.any()}
 
 
 def best_epoch(rows: list[dict[str, float]]) -> int:
@@ -485,7 +622,11 @@ def train_behaviour_model(policy_path: str | Path, out_dir: str | Path, config: 
         except Interrupted as stopped:
             ckpt.save(out / FIT_FILE, FIT_KIND, stopped.state, run_meta)
             raise KeyboardInterrupt from None
-        model = LearnedBehaviourModel(net, s_norm, d_norm, programs, config.anchor)
+        success, success_rows = None, []
+        if config.success_head:
+            success, success_rows = fit_success_model(train, test, len(programs), config, s_norm, programs, seed,
+                                                      progress)
+        model = LearnedBehaviourModel(net, s_norm, d_norm, programs, config.anchor, success)
         model.save(out / MODEL_FILE)
         (out / FIT_FILE).unlink(missing_ok=True)
         run.write_metrics(rows)
@@ -498,6 +639,10 @@ def train_behaviour_model(policy_path: str | Path, out_dir: str | Path, config: 
                   "kept_epoch": best_epoch(rows) if config.early_stopping is not None else len(rows),
                   "collect_seconds": round(collect_s, 1),
                   "wall_seconds": round(time.perf_counter() - start, 1), **agreement(model, test)}
+        if success is not None:
+            result["success_head"] = {"epochs_run": len(success_rows),
+                                      "kept_epoch": best_epoch(success_rows) if config.early_stopping is not None
+                                      else len(success_rows), **success_report(model, train, test)}
         run.write_result(result)
         return result
 

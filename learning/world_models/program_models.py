@@ -43,6 +43,7 @@ from asg.envs.fetch import (
     state_atoms,
     state_with_blocks,
 )
+from asg.learning.errors import ConfigError
 from asg.learning.npi.table import ProgramTable, program_table
 from asg.planning.programs import ProgramLibrary, fetch_library
 from asg.planning.task import Atom
@@ -139,6 +140,15 @@ class FetchModel:
             return state_with_blocks(state, goal, acting_block(name))
         out = self.predictor.predict(state, name)
         return np.asarray(out[0] if isinstance(out, tuple) else out, dtype=float)
+
+    def success_probability(self, state: np.ndarray, program: int) -> float:
+        """P(the atomic ``program`` reaches its ψ from ``state``): the learned model's success head
+        (``BehaviourConfig.success_head``); ``ConfigError`` where the predictor has none."""
+        probability = getattr(self.predictor, "success_probability", None)
+        if probability is None:
+            raise ConfigError(f"the {self.name} model gives no success probabilities: search.success_weighting "
+                              "needs a learned behaviour model fitted with behaviour.success_head true")
+        return float(probability(state, self.table.programs[program].name))
 
     def initial_state(self, rng: np.random.Generator) -> np.ndarray:
         for _ in range(100):  # a crowded draw can find no free spot; draw again
