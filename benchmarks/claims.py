@@ -49,6 +49,17 @@ def _blocked_failures(d: dict[str, Any]) -> str:
     return f"in {blocked} of the {len(failed)} failed {d['program']} episodes"
 
 
+def _tower_sites(d: dict[str, Any]) -> str:
+    """``fetch_tower_sites.py``: how often a tower of four stood, built in place and in the zones, and the share of
+    its last Stacks whose ψ the behaviour model foresaw."""
+    chains = d["chains"]
+    zones = sorted(chains[z]["completed_rate"] for z in ("orange", "blue"))
+    foresee = sorted(chain["calls"][-1]["model_psi_rate"] for chain in chains.values())
+    return (f"a tower of four built in place stands {_two(chains['table']['completed_rate'])} of the time, in a zone "
+            f"{_two(zones[0])}-{_two(zones[1])}, and the behaviour model foresees ψ for {_two(foresee[0])}-"
+            f"{_two(foresee[-1])} of its last Stacks")
+
+
 def _two(x: float) -> str:
     """A success rate as the result files' tables print it: 0.995 stays, 1.0 is 1.00."""
     text = f"{x:.3f}".rstrip("0")
@@ -217,6 +228,7 @@ CLAIMS: list[Claim] = [
           lambda d: f"ψ {_onto(d, 3)}"),
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/table2-view-s3/move_all_to_zone_orange_calls.json",
           _blocked_failures),
+    Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/tower_sites/soup_row_model.json", _tower_sites),
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/goal-policy-soup/stack_levels_chained_30.json",
           lambda d: f"{_level(d, 3)} onto towers built by Θ"),
     Claim("AlphaNPI-X, `learned` preset", f"{FETCH}/expert_free/meta-controller-seeds/table2_seeds.json",
