@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # for readers and type checkers; at run time ``__getattr__`` 
         atomic_programs,
         goals_reached,
         post_holds,
+        setting_calls,
     )
     from asg.envs.fetch.goal_setter import goal as program_goal
     from asg.envs.fetch.goal_setter import program as library_program
@@ -104,7 +105,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "program_goal": ("asg.envs.fetch.goal_setter", "goal"),
     "library_program": ("asg.envs.fetch.goal_setter", "program"),
     **_names("goal_setter", "NotApplicableError", "UnknownProgramError", "acting_block", "applicable",
-             "atomic_name", "atomic_programs", "goals_reached", "post_holds"),
+             "atomic_name", "atomic_programs", "goals_reached", "post_holds", "setting_calls"),
     # programs executed: exact behaviour model, scripted controller, expert, runner
     **_names("behaviour_model", "CallTree", "ExactBehaviourModel", "plan_program", "state_with_blocks"),
     **_names("scripted", "AtomicRun", "ScriptedConfig", "ScriptedController", "run_atomic"),
@@ -141,6 +142,7 @@ __all__ = [
     "Zone", "acting_block", "applicable", "atomic_name", "atomic_programs", "block_index", "block_positions",
     "block_relations", "execute_program", "expert_action", "expert_actions", "goals_reached", "library_program",
     "multistep_programs", "plan_program", "post_holds", "program_goal", "rotate_goal", "rotate_observation",
-    "run_atomic", "run_program", "run_sequence", "sample_layout", "state_atoms", "state_with_blocks", "uniform_goal",
+    "run_atomic", "run_program", "run_sequence", "sample_layout", "setting_calls", "state_atoms", "state_with_blocks",
+    "uniform_goal",
     "unrotate_goal", "unrotate_observation",
 ]

@@ -79,7 +79,7 @@ def check_success_weighting(search: SearchConfig, model: EnvironmentModel) -> No
     no success probabilities (only a learned behaviour model fitted with a success head does)."""
     if search.success_weighting and getattr(getattr(model, "predictor", None), "success", None) is None:
         raise ConfigError("search.success_weighting needs a learned behaviour model with a success head "
-                          "(--world-model learned, a model fitted with behaviour.success_head true)")
+                          "(the learned world model, fitted with behaviour.success_head true)")
 
 
 # -- checkpoints ------------------------------------------------------------------------------

@@ -49,9 +49,9 @@ from asg.envs.fetch import (
     atomic_name,
     library_program,
     program_goal,
+    setting_calls,
     state_atoms,
 )
-from asg.envs.fetch.goal_setter import setting_calls
 from asg.learning import checkpoint as ckpt
 from asg.learning.configio import Checker
 from asg.learning.errors import CheckpointError, ConfigError
