@@ -91,8 +91,12 @@ def _tree(path):
 
 
 def test_the_search_refuses_weighting_without_a_success_head(fitted):
-    model, *_ = fitted
+    model, _, test, _ = fitted
     check_success_weighting(SearchConfig(success_weighting=True), learned_fetch_model(model))
+    searched = learned_fetch_model(model)  # what the search reads: the head, for a call its masks allow
+    state, i = test.s0[0], int(test.program[0])
+    assert searched.success_probability(state, i) == pytest.approx(model.success_probability(state,
+                                                                                              model.programs[i]))
     check_success_weighting(SearchConfig(), exact_fetch_model())
     with pytest.raises(ConfigError, match="success head"):
         check_success_weighting(SearchConfig(success_weighting=True), exact_fetch_model())

@@ -38,6 +38,7 @@ from asg.learning.results import Status
 from asg.learning.run_dir import CONFIG, RunDir, StopOnSignal, atomic_write
 from asg.learning.torch_state import torch_threads
 from asg.learning.world_models.program_models import (
+    NO_SUCCESS_HEAD,
     EnvironmentModel,
     RealFetchModel,
     exact_fetch_model,
@@ -77,9 +78,8 @@ def build_model(kind: str, predictor: Any = None, initial_states: str = "table")
 def check_success_weighting(search: SearchConfig, model: EnvironmentModel) -> None:
     """A ``ConfigError`` before any search when ``search.success_weighting`` is on and ``model`` gives
     no success probabilities (only a learned behaviour model fitted with a success head does)."""
-    if search.success_weighting and getattr(getattr(model, "predictor", None), "success", None) is None:
-        raise ConfigError("search.success_weighting needs a learned behaviour model with a success head "
-                          "(the learned world model, fitted with behaviour.success_head true)")
+    if search.success_weighting and not getattr(model, "gives_success", False):
+        raise ConfigError(NO_SUCCESS_HEAD)
 
 
 # -- checkpoints ------------------------------------------------------------------------------

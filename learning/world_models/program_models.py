@@ -48,6 +48,9 @@ from asg.learning.npi.table import ProgramTable, program_table
 from asg.planning.programs import ProgramLibrary, fetch_library
 from asg.planning.task import Atom
 
+NO_SUCCESS_HEAD = ("search.success_weighting needs a learned behaviour model with a success head "
+                   "(the learned world model, fitted with behaviour.success_head true)")
+
 # Simulation().home_grip: the grip site at the arm's home pose (tests/test_npi_mcts.py checks it).
 HOME_GRIP = np.array([1.3419337, 0.74910104, 0.53473238])
 
@@ -141,14 +144,18 @@ class FetchModel:
         out = self.predictor.predict(state, name)
         return np.asarray(out[0] if isinstance(out, tuple) else out, dtype=float)
 
+    @property
+    def gives_success(self) -> bool:
+        """Whether :meth:`success_probability` can answer: a learned model fitted with a success head."""
+        return getattr(self.predictor, "success", None) is not None
+
     def success_probability(self, state: np.ndarray, program: int) -> float:
         """P(the atomic ``program`` reaches its ψ from ``state``): the learned model's success head
-        (``BehaviourConfig.success_head``); ``ConfigError`` where the predictor has none."""
-        probability = getattr(self.predictor, "success_probability", None)
-        if probability is None:
-            raise ConfigError(f"the {self.name} model gives no success probabilities: search.success_weighting "
-                              "needs a learned behaviour model fitted with behaviour.success_head true")
-        return float(probability(state, self.table.programs[program].name))
+        (``BehaviourConfig.success_head``). No φ check: the search expands only calls its masks allow."""
+        if not self.gives_success:
+            raise ConfigError(NO_SUCCESS_HEAD)
+        index = self.predictor.programs.index(self.table.programs[program].name)
+        return float(self.predictor.success_batch(np.asarray(state)[None], np.array([index]))[0])
 
     def initial_state(self, rng: np.random.Generator) -> np.ndarray:
         for _ in range(100):  # a crowded draw can find no free spot; draw again
