@@ -319,6 +319,9 @@ def _train_fetch(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
 @option("--success-weighting", type=click.Choice(["on", "off"]), scope=["non-atomic"],
         help="non-atomic: override the meta-controller's success weighting (ours; needs a behaviour model "
              "with a success head; off: the paper's).")
+@option("--retry-noise", type=click.FloatRange(min=0.0), scope=["non-atomic"],
+        help="non-atomic: override the meta-controller's retry noise (ours): a call right after a failed call "
+             "of the same program runs the goal policy with Gaussian action noise of this std (0: the paper's).")
 @option("--out", type=OutputPath("dir"), scope=["non-atomic"],
         help="non-atomic: folder for the JSON and the call-tree PNG (default runs/fetch-programs-eval).")
 @click.option("--json", "as_json", is_flag=True, help="Print the evaluation as JSON.")
@@ -363,6 +366,7 @@ def _evaluate_fetch(p: dict[str, Any], suite: str) -> None:
         programs = split_list("--programs", p["program_list"], [prog.name for prog in fetch_library().atomic])
     switches = {name: None if p[name] is None else p[name] == "on" for name in ("psi_prunings", "stop_at_expansion",
                                                                                 "success_weighting")}
+    switches["retry_noise"] = p["retry_noise"]
     given = {name: p[name] for name in FETCH_EVAL if p[name] is not None}
     stages = Stages(quiet=p["as_json"])
     try:

@@ -490,14 +490,15 @@ def evaluate_suite(suite: str, *, episodes: int = 100, seed: int = 0, policy: st
                    behaviour_model: str | Path | None = None, out: str | Path | None = None,
                    psi_prunings: bool | None = None, stop_at_expansion: bool | None = None,
                    z_tolerance: float | None = None, progress: StageProgress | None = None,
-                   xy_tolerance: float | None = None, success_weighting: bool | None = None) -> SuiteResult:
+                   xy_tolerance: float | None = None, success_weighting: bool | None = None,
+                   retry_noise: float | None = None) -> SuiteResult:
     """Score ``suite`` in MuJoCo: ``atomic`` (the goal test and ψ per program, ``programs``/``starts``),
     ``multistep`` (MultiStep-Moving/-Stacking), ``non-atomic`` (Table 2 in ``mode``, searching in
     ``world_model_kind``; JSON and a call-tree PNG into ``out``). Without ``policy`` / ``checkpoint``
     / ``behaviour_model`` the shipped files are used (non-atomic: without a shipped goal policy, the
     scripted controller runs the atomic programs). ``psi_prunings`` / ``stop_at_expansion`` /
-    ``success_weighting``: override the meta-controller's saved ``search`` switches of those names (the
-    ablation of each on the same files); the output's file stem names each override. ``z_tolerance``
+    ``success_weighting`` / ``retry_noise``: override the meta-controller's saved ``search`` switches of those
+    names (the ablation of each on the same files); the output's file stem names each override. ``z_tolerance``
     (atomic): the same episodes also scored with the goal test that wants each block within that height of its target
     (``schedule.goal_z_tolerance``), a column beside the paper's goal test; ``xy_tolerance`` (atomic): that
     column's test also wants each block within that horizontal distance (``schedule.goal_xy_tolerance``)."""
@@ -532,12 +533,12 @@ def evaluate_suite(suite: str, *, episodes: int = 100, seed: int = 0, policy: st
     return _evaluate_non_atomic(episodes, seed, policy, mode, checkpoint, world_model_kind, behaviour_model,
                                 Path(out or Path("runs") / f"{DOMAIN}-eval"),
                                 {"psi_prunings": psi_prunings, "stop_at_expansion": stop_at_expansion,
-                                 "success_weighting": success_weighting}, progress)
+                                 "success_weighting": success_weighting, "retry_noise": retry_noise}, progress)
 
 
 def _evaluate_non_atomic(episodes: int, seed: int, policy: str | Path | None, mode: str,
                          checkpoint: str | Path | None, kind: str, behaviour_model: str | Path | None, out: Path,
-                         switches: dict[str, bool | None], progress: StageProgress | None) -> SuiteResult:
+                         switches: dict[str, bool | float | None], progress: StageProgress | None) -> SuiteResult:
     from asg.learning.npi.config import from_dict
     from asg.learning.npi.pipeline import evaluate_programs, read_checkpoint
     from asg.planning.programs import fetch_library
@@ -558,9 +559,10 @@ def _evaluate_non_atomic(episodes: int, seed: int, policy: str | Path | None, mo
     saved = from_dict(read_checkpoint(path)["config"], str(path)).search
     given = {name: value for name, value in switches.items() if value is not None}
     search = replace(saved, **given)
-    tags = {"psi_prunings": "prunings", "stop_at_expansion": "stop-expansion", "success_weighting": "weighting"}
+    tags = {"psi_prunings": "prunings", "stop_at_expansion": "stop-expansion", "success_weighting": "weighting",
+            "retry_noise": "retry-noise"}
     stem = out / "-".join([f"non-atomic-{mode}-{kind}"]
-                          + [f"{tags[name]}-{'on' if on else 'off'}" for name, on in given.items()])
+                          + [f"{tags[name]}-{_tag_value(value)}" for name, value in given.items()])
     evaluation = evaluate_programs(checkpoint, mode=mode, model=kind, world="real", search=search,
                                    episodes=episodes, seed=seed, predictor=predictor, controller_policy=controller,
                                    trace_png=f"{stem}-trace.png", json_path=f"{stem}.json", progress=on_episode)
@@ -568,8 +570,15 @@ def _evaluate_non_atomic(episodes: int, seed: int, policy: str | Path | None, mo
     table = evaluation.table_lines()
     table[0] += (f", ψ prunings {'on' if search.psi_prunings else 'off'}, "
                  f"Stop scored at expansion {'on' if search.stop_at_expansion else 'off'}"
-                 + (", success weighting on" if search.success_weighting else ""))
+                 + (", success weighting on" if search.success_weighting else "")
+                 + (f", retry noise {search.retry_noise:g}" if search.retry_noise else ""))
     return SuiteResult("non-atomic", Status.EVALUATED, {**evaluation.to_json(), "psi_prunings": search.psi_prunings,
                                                         "stop_at_expansion": search.stop_at_expansion,
-                                                        "success_weighting": search.success_weighting},
+                                                        "success_weighting": search.success_weighting,
+                                                        "retry_noise": search.retry_noise},
                        tuple(table), files)
+
+
+def _tag_value(value: bool | float) -> str:
+    """A switch's value in a file stem: on / off, or the number."""
+    return ("on" if value else "off") if isinstance(value, bool) else f"{value:g}"

@@ -68,6 +68,10 @@ def run(*args: str):
      "--success-weighting: only with --suite non-atomic"),
     (["eval", "--domain", "fetch-programs", "--suite", "non-atomic", "--success-weighting", "on"],
      "search.success_weighting needs a learned behaviour model with a success head"),
+    (["eval", "--domain", "fetch-programs", "--suite", "atomic", "--retry-noise", "0.3"],
+     "--retry-noise: only with --suite non-atomic"),
+    (["eval", "--domain", "fetch-programs", "--suite", "non-atomic", "--retry-noise", "-1"],
+     "'--retry-noise': -1.0 is not in the range"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, expected):
     assert expected in one_line(run(*args))

@@ -79,6 +79,10 @@ class SearchConfig:
     # behaviour model's success head (BehaviourConfig.success_head), so the search prefers the plan most
     # likely to succeed, not any plan the deterministic model says succeeds. Off (the paper): every call
     # succeeds as the model predicts it.
+    retry_noise: float = 0.0  # ours: in the real world, an atomic call that comes right after a failed call
+    # of the same program runs the goal policy with Gaussian action noise of this std (clipped to the
+    # action box, as the DDPG behaviour policy's noise_eps, Plappert et al. 2018), so a retry does not
+    # repeat the greedy policy's failure to the millimetre. 0 (the paper): every call is greedy.
     level_max_calls: tuple[tuple[int, int], ...] = ()  # (level, limit) pairs: the call limit of the programs
     # of that level, as the reference code's max depth per level (§2.3, sorting {1: 5, 2: 2L+3, 3: 2L+3});
     # a level not listed, and every level with (), keeps max_calls. The paper gives no limit at all.
@@ -100,6 +104,7 @@ class SearchConfig:
         c.flag("psi_prunings")
         c.flag("stop_at_expansion")
         c.flag("success_weighting")
+        c.number("retry_noise", ge=0.0)
         self._check_level_max_calls(c)
         c.require(self.landmark != "prior" or self.landmark_weight <= 1.0, "landmark_weight",
                   f"expected a mixing fraction in [0, 1] with landmark \"prior\", got {self.landmark_weight}")

@@ -97,18 +97,39 @@ def policy_controller(path: str | Path) -> Controller:
     return PolicyController(policy)
 
 
+class Noisy:
+    """A controller whose actions get Gaussian noise of std ``sigma``, clipped to the action box."""
+
+    def __init__(self, controller: Controller, sigma: float, rng: np.random.Generator) -> None:
+        self.controller, self.sigma, self.rng = controller, sigma, rng
+
+    def reset(self, obs: np.ndarray, goal: np.ndarray, block: int | None = None) -> None:
+        self.controller.reset(obs, goal, block)
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        action = self.controller.act(obs)
+        return np.clip(action + self.sigma * self.rng.standard_normal(action.shape), -1.0, 1.0)
+
+
 class FetchExecutor:
     """The real Fetch env; atomic programs run ``controller`` (default: scripted) for T = 50 steps,
-    focused on the block the program moves (the goal policy was trained with that focus)."""
+    focused on the block the program moves (the goal policy was trained with that focus).
 
-    def __init__(self, env: Any = None, controller: Any = None) -> None:
+    ``retry_noise`` > 0 (``SearchConfig.retry_noise``, ours): a call right after a failed call of the same
+    program runs the controller with that much Gaussian action noise, drawn from the episode's seed."""
+
+    def __init__(self, env: Any = None, controller: Any = None, retry_noise: float = 0.0) -> None:
         self.env = env if env is not None else FetchBlocksEnv(initial_state="table", max_steps=None)
         self.controller = controller if controller is not None else ScriptedController()
         self.names = tuple(p.name for p in fetch_library())
+        self.retry_noise = float(retry_noise)
+        self.last: tuple[int, bool] | None = None  # the last atomic call of the episode and whether ψ held
+        self.rng = np.random.default_rng(0)
 
     def reset(self, seed: int) -> np.ndarray:
         """A new episode from the env's start distribution."""
         obs, _ = self.env.reset(seed=seed)
+        self.last, self.rng = None, np.random.default_rng([seed, 1])
         return obs["observation"]
 
     def observe(self) -> np.ndarray:
@@ -120,7 +141,12 @@ class FetchExecutor:
     def run(self, program: int) -> AtomicRun:
         """``run_atomic`` with the whole run: whether φ held, the goal test, the final state."""
         name = self.names[program]
-        return run_atomic(self.env, name, Focused(self.controller, acting_block(name)))
+        controller: Controller = Focused(self.controller, acting_block(name))
+        if self.retry_noise > 0 and self.last == (program, False):
+            controller = Noisy(controller, self.retry_noise, self.rng)
+        run = run_atomic(self.env, name, controller)
+        self.last = (program, run.success)
+        return run
 
 
 @dataclass(frozen=True)

@@ -325,7 +325,7 @@ def _evaluate_programs(checkpoint: str | Path, mode: str, model: str, world: str
     real, controller = None, None
     if world == "real":
         policy = None if controller_policy is None else policy_controller(controller_policy)
-        real = FetchExecutor(controller=policy)
+        real = FetchExecutor(controller=policy, retry_noise=search.retry_noise)
         controller = "scripted" if controller_policy is None else str(controller_policy)
     results: dict[str, dict[str, float | int]] = {}
     example, top = None, max(table.programs[t].level for t in tasks)
