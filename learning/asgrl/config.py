@@ -376,6 +376,13 @@ class HierarchicalConfig:
     # (a dropped key is picked up again), where the episode would have ended. The steps a walk spends
     # after letting go of the key are not lost, nor the episode's steps still to come.
     retake_undone: bool = False
+    # With protect_landmarks (ours; off in the paper's, the official code's and every
+    # preset): a random step of a skill no longer draws an action that, in the training steps so far,
+    # made a kept landmark false in at least a tenth of its 20 or more tries with the same landmarks kept
+    # (a key let go of on the way to its door). Action elimination from an elimination signal (Zahavy
+    # et al. 2018), the signal being protect_landmarks' "undone"; greedy steps are not masked
+    # (``elimination.UndoElimination``).
+    eliminate_undoing: bool = False
     # Dead-end landmark states (ours; 0 = off, the paper's and the official code's; ASGRL's asg default
     # is 20, ``default_learner``; 0 in the paper preset and for the other methods):
     # a landmark state from which the next skill has run this many times and never reached its own
@@ -435,6 +442,9 @@ class HierarchicalConfig:
         c.flag("retake_undone")
         c.require(not self.retake_undone or self.protect_landmarks, "retake_undone",
                   "goes on after a run that made a needed landmark false: expected protect_landmarks true, got false")
+        c.flag("eliminate_undoing")
+        c.require(not self.eliminate_undoing or self.protect_landmarks, "eliminate_undoing",
+                  "learns from runs that made a needed landmark false: expected protect_landmarks true, got false")
         c.integer("dead_end_after", ge=0)
         c.number("label_novelty", ge=0.0, le=1.0)
         c.number("state_novelty", ge=0.0, le=1.0)

@@ -507,18 +507,19 @@ class DeepSkill:
         self._recent_successes = 0  # how many of ``recent_runs`` reached the landmark
         self._segment: list[tuple[np.ndarray, int, float, np.ndarray, bool, bool]] = []
 
-    def act(self, s: np.ndarray, rng: np.random.Generator) -> int:
+    def act(self, s: np.ndarray, rng: np.random.Generator, allowed: np.ndarray | None = None) -> int:
         """ε-greedy (ε = 1 until ``learning_starts`` transitions are stored)."""
-        a = self.explore(rng)
+        a = self.explore(rng, allowed)
         return a if a is not None else int(self.deep.q_values(s, self.head).argmax())
 
-    def explore(self, rng: np.random.Generator) -> int | None:
-        """The ε part of ``act``: a random action with probability ε, else None (act greedily)."""
+    def explore(self, rng: np.random.Generator, allowed: np.ndarray | None = None) -> int | None:
+        """The ε part of ``act``: a random action with probability ε (drawn among ``allowed`` when given,
+        ``eliminate_undoing``), else None (act greedily)."""
         deep = self.deep
         stored = len(deep.replay) if deep.replay is not None else 0
         eps = self.epsilon if stored >= deep.cfg.learning_starts else 1.0
         if rng.random() < eps:
-            return int(rng.integers(deep.n_actions))
+            return int(rng.integers(deep.n_actions)) if allowed is None else int(rng.choice(allowed))
         return None
 
     def use_segment(self, rows: list[tuple[np.ndarray, int, float, np.ndarray, bool, bool]]) -> None:

@@ -26,6 +26,7 @@ from asg.envs.user_code import UserCodeError
 from asg.learning.asgrl.clustering import KMeansAbstraction
 from asg.learning.asgrl.config import HierarchicalConfig
 from asg.learning.asgrl.diversity import SkillSet
+from asg.learning.asgrl.elimination import UndoElimination
 from asg.learning.asgrl.episode import EpisodeStats
 from asg.learning.asgrl.meta_controller import (
     MetaAction,
@@ -70,6 +71,8 @@ class HierarchicalLearner:
         # and over the skills' own state (``cfg.state_novelty``, ours; None when off)
         self.state_novelty = (StateNovelty(cfg.state_novelty, cfg.state_novelty_bits)
                               if cfg.state_novelty else None)
+        # random steps that undo a kept landmark, left out once learned (``cfg.eliminate_undoing``, ours)
+        self.elimination = UndoElimination(n_actions) if cfg.eliminate_undoing else None
         self.env_steps = 0
         self.episodes = 0
         self._failure: UserCodeError | None = None  # what ended the running episode, raised at its end
@@ -95,6 +98,15 @@ class HierarchicalLearner:
         if self.state_novelty is not None:
             bonus += self.state_novelty.bonus(g, s2)
         return bonus
+
+    def _allowed(self, wrapper: SubgoalWrapper) -> np.ndarray | None:
+        """The actions a random step of the running skill may draw (None: all; ``eliminate_undoing``)."""
+        return self.elimination.allowed(wrapper.kept) if self.elimination is not None else None
+
+    def _record_step(self, wrapper: SubgoalWrapper, action: int, info: dict[str, Any]) -> None:
+        """Count a training step for ``eliminate_undoing``: did it make a kept landmark false?"""
+        if self.elimination is not None:
+            self.elimination.record(wrapper.kept, action, info["subgoal"] == "undone")
 
     def _actions(self, achieved: list[int]) -> tuple[MetaAction, ...]:
         return tuple((g, z) for g in self.subgoals.next_subgoals(achieved)
@@ -129,7 +141,8 @@ class HierarchicalLearner:
 
     def _counts(self) -> tuple[tuple[str, str, Any], ...]:
         """The exploration counts a checkpoint may hold: (checkpoint key, config field, counts or None)."""
-        return (("novelty", "label_novelty", self.novelty), ("state_novelty", "state_novelty", self.state_novelty))
+        return (("novelty", "label_novelty", self.novelty), ("state_novelty", "state_novelty", self.state_novelty),
+                ("elimination", "eliminate_undoing", self.elimination))
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict` output; ``ValueError`` when it does not fit this learner."""
@@ -174,7 +187,7 @@ class HierarchicalLearner:
         failure_bonus = self.cfg.diversity.bonus_on_failure
         steps, reached, env_over, cut = 0, False, False, False
         while steps < budget:
-            a = skill.act(s, rng) if learn else skill.greedy(s)
+            a = skill.act(s, rng, self._allowed(wrapper)) if learn else skill.greedy(s)
             try:
                 obs, reward, terminated, truncated, info = wrapper.step(a)
             except UserCodeError as exc:  # the world's own code failed: the episode is cut at the step before
@@ -184,6 +197,7 @@ class HierarchicalLearner:
             s2 = self._sid(obs, learn)
             reached = info["subgoal"] == "reached"
             if learn:
+                self._record_step(wrapper, a, info)
                 reward += self._novelty(g, info["labels"], s2)
                 scored = reached or (terminated and failure_bonus)
                 skill.observe(s, a, s2, reward, terminated, bonus=scored and bonus is not None)

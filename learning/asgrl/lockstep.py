@@ -184,10 +184,11 @@ class Lockstep:
 
     def _act(self, active: list[int]) -> dict[int, int]:
         """Each env's action: its skill's ε draw, env by env, then one forward pass for the greedy ones."""
-        deep, rng = self.learner.deep, self.learner.rng
+        learner = self.learner
+        deep, rng = learner.deep, learner.rng
         acts: dict[int, int] = {}
         for i in active:
-            a = self._skill(i).explore(rng)
+            a = self._skill(i).explore(rng, learner._allowed(self.wrappers[i]))
             if a is not None:
                 acts[i] = a
         greedy = [i for i in active if i not in acts]
@@ -215,6 +216,7 @@ class Lockstep:
             ep.steps += 1
             s2 = learner._sid(obs, True)
             reached = info["subgoal"] == "reached"
+            learner._record_step(self.wrappers[i], acts[i], info)
             reward += learner._novelty(ep.g, info["labels"], s2)
             scored = reached or (terminated and failure_bonus)
             skill = skills.skills[ep.z]

@@ -209,6 +209,11 @@ class SubgoalWrapper(gym.Wrapper):
         self.target = None
         return obs, {**info, "labels": labels}
 
+    @property
+    def kept(self) -> tuple[int, ...]:
+        """The needed landmarks the running skill keeps (``protect``; () otherwise)."""
+        return tuple(j for j, _ in self._kept)
+
     def begin(self, index: int, achieved: Sequence[int]) -> bool:
         """Target subgoal ``index`` next; returns True when it already holds."""
         self.target = self.subgoal_set.subgoals[index]

@@ -271,8 +271,9 @@ class TabularQ:
             return max(self.cfg.lr_min, self.epsilon)
         return self.cfg.lr_min
 
-    def act(self, s: int, rng: np.random.Generator) -> int:
-        """ε-greedy action (ε = 1 until ``learning_starts`` transitions are stored).
+    def act(self, s: int, rng: np.random.Generator, allowed: np.ndarray | None = None) -> int:
+        """ε-greedy action (ε = 1 until ``learning_starts`` transitions are stored); the random one is
+        drawn among ``allowed`` when given (``eliminate_undoing``).
 
         The greedy choice breaks a full tie at random: in a state whose actions all have the
         same value (typically all 0, nothing learned there yet) the learner moves at random
@@ -281,7 +282,7 @@ class TabularQ:
         """
         eps = self.epsilon if len(self.replay) >= self.cfg.learning_starts else 1.0
         if rng.random() < eps:
-            return int(rng.integers(self.n_actions))
+            return int(rng.integers(self.n_actions)) if allowed is None else int(rng.choice(allowed))
         values = self.q.values
         if s < 0 or s >= values.shape[0]:  # a state this skill has never stored: all values 0
             return int(rng.integers(self.n_actions)) if self.cfg.random_ties else 0
