@@ -45,6 +45,7 @@ from torch import nn
 from asg.learning.asgrl.clustering import channel_standardize, pool_image
 from asg.learning.asgrl.config import DeepQConfig, HierarchicalConfig, QConfig
 from asg.learning.asgrl.diversity import SkillSet
+from asg.learning.asgrl.elimination import random_action
 from asg.learning.asgrl.subgoals import SubgoalSet
 from asg.learning.asgrl.tabular_q import BonusFn, RingBuffer
 from asg.learning.torch_state import torch_threads
@@ -519,7 +520,7 @@ class DeepSkill:
         stored = len(deep.replay) if deep.replay is not None else 0
         eps = self.epsilon if stored >= deep.cfg.learning_starts else 1.0
         if rng.random() < eps:
-            return int(rng.integers(deep.n_actions)) if allowed is None else int(rng.choice(allowed))
+            return random_action(rng, deep.n_actions, allowed)
         return None
 
     def use_segment(self, rows: list[tuple[np.ndarray, int, float, np.ndarray, bool, bool]]) -> None:

@@ -31,6 +31,12 @@ MIN_TRIES = 20  # tries of an action in a context before it may be eliminated th
 RATE = 0.1
 
 
+def random_action(rng: np.random.Generator, n_actions: int, allowed: np.ndarray | None = None) -> int:
+    """An ε-greedy learner's random action: uniform over all ``n_actions`` (the draw of the learners
+    without the switch, unchanged), or over ``allowed`` (:meth:`UndoElimination.allowed`)."""
+    return int(rng.integers(n_actions)) if allowed is None else int(rng.choice(allowed))
+
+
 class UndoElimination:
     """Per (kept landmarks, action): training steps taken, and those that undid a kept landmark."""
 

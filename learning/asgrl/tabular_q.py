@@ -15,6 +15,7 @@ import numpy as np
 
 from asg.learning.asgrl.clustering import PrototypeIndex, cluster_feature
 from asg.learning.asgrl.config import QConfig
+from asg.learning.asgrl.elimination import random_action
 
 
 def obs_key(obs: Any) -> Hashable:
@@ -282,7 +283,7 @@ class TabularQ:
         """
         eps = self.epsilon if len(self.replay) >= self.cfg.learning_starts else 1.0
         if rng.random() < eps:
-            return int(rng.integers(self.n_actions)) if allowed is None else int(rng.choice(allowed))
+            return random_action(rng, self.n_actions, allowed)
         values = self.q.values
         if s < 0 or s >= values.shape[0]:  # a state this skill has never stored: all values 0
             return int(rng.integers(self.n_actions)) if self.cfg.random_ties else 0
