@@ -30,7 +30,9 @@ def read_run(folder: Path) -> dict[str, Any]:
     landmarks = {sk["name"]: {"runs": int(sum(int(n) for n in sk["rollouts"])),
                               "successes": int(sum(int(s["successes"]) for s in sk["skills"]))}
                  for sk in learner["skill_sets"]}
-    out: dict[str, Any] = {"env_steps": int(learner["env_steps"]), "episodes": int(learner["episodes"]),
+    result = folder / "result.json"
+    out: dict[str, Any] = {"seed": int(json.loads(result.read_text())["seed"]) if result.exists() else None,
+                           "env_steps": int(learner["env_steps"]), "episodes": int(learner["episodes"]),
                            "landmarks": landmarks}
     if "elimination" in learner:
         names = list(landmarks)
@@ -55,8 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         except ckpt.CheckpointError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
-    seeds = sorted({int(json.loads((Path(f.partition('=')[2]) / "result.json").read_text())["seed"])
-                    for f in args.runs if (Path(f.partition('=')[2]) / "result.json").exists()})
+    seeds = sorted({run["seed"] for run in runs.values() if run["seed"] is not None})
     budget = {"env_steps": max(r["env_steps"] for r in runs.values())}
     write_result(args.out, {"runs": runs}, command_line(__file__, argv), budget, seeds, indent=2)
     for name, run in runs.items():
