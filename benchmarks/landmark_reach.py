@@ -18,7 +18,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from provenance import command_line, write_result
+from provenance import command_line, named_path, write_result
 
 GOAL = "goal"
 
@@ -65,17 +65,15 @@ def summarise(folder: Path, level: float) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folders", nargs="+", metavar="NAME=DIR", help="seed folders of one model or world")
+    parser.add_argument("folders", nargs="+", type=named_path("DIR"), metavar="NAME=DIR",
+                        help="seed folders of one model or world")
     parser.add_argument("--level", type=float, default=0.9, help="reach share that counts (default 0.9)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     result = {}
-    for spec in args.folders:
-        name, sep, folder = spec.partition("=")
-        if not sep or not name:
-            parser.error(f"{spec}: expected NAME=DIR")
+    for name, folder in args.folders:
         try:
-            result[name] = summarise(Path(folder), args.level)
+            result[name] = summarise(folder, args.level)
         except (OSError, ValueError, KeyError) as err:
             sys.exit(f"error: {err}")
         med = result[name]["median_stage_steps"]

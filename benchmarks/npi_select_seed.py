@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 from claims import TABLE2
-from provenance import command_line, write_result
+from provenance import command_line, named_path, write_result
 
 FAMILIES = TABLE2  # the README's order of Table 2's rows
 
@@ -54,12 +54,9 @@ def summarise(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: l
     """``--rows``: each Table 2 file's row, and the mean and standard deviation of each group's."""
     rows: dict[str, dict[str, float]] = {}
     episodes, seeds = set(), set()
-    for item in args.rows:
-        name, sep, file = item.partition("=")
-        if not sep or not name or not file:
-            parser.error(f"--rows: expected NAME=FILE, got {item!r}")
+    for name, file in args.rows:
         try:
-            data = json.loads(Path(file).read_text())
+            data = json.loads(file.read_text())
             rows[name] = {family: float(data["families"][family]) for family in FAMILIES}
             episodes.update(int(p["episodes"]) for p in data.get("programs", {}).values())
             seeds.update(int(s) for s in data.get("seeds") or ())
@@ -89,7 +86,8 @@ def summarise(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: l
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoints", nargs="+", type=Path, help="meta-controller run folders")
-    parser.add_argument("--rows", nargs="+", metavar="NAME=FILE", help="summarise Table 2 files instead")
+    parser.add_argument("--rows", nargs="+", type=named_path("FILE"), metavar="NAME=FILE",
+                        help="summarise Table 2 files instead")
     parser.add_argument("--policy", type=Path, help="goal policy (.npz)")
     parser.add_argument("--behaviour-model", type=Path, help="behaviour model (.npz)")
     parser.add_argument("--mode", choices=["replan", "plan", "network"], default="replan")

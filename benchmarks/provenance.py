@@ -19,11 +19,12 @@ A results file quoted in README.md or docs/ carries four keys besides its figure
 """
 from __future__ import annotations
 
+import argparse
 import json
 import shlex
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,17 @@ def write_result(path: str | Path, data: dict[str, Any], command: str, budget: d
     stamped = stamp(data, command, budget, seeds)
     write_json(path, stamped, **dumps)
     return stamped
+
+
+def named_path(what: str) -> Callable[[str], tuple[str, Path]]:
+    """An argparse ``type`` for the ``NAME=PATH`` arguments of the benchmarks that compare named runs
+    (``what`` names the path in the message: ``DIR``, ``FILE``, ``RUN_DIR``)."""
+    def parse(spec: str) -> tuple[str, Path]:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise argparse.ArgumentTypeError(f"expected NAME={what}, got {spec!r}")
+        return name, Path(path)
+    return parse
 
 
 def missing(data: Any) -> list[str]:

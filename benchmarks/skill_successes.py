@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from provenance import command_line, write_result
+from provenance import command_line, named_path, write_result
 
 from asg.learning import checkpoint as ckpt
 from asg.learning.run_dir import CHECKPOINT, CHECKPOINT_KIND
@@ -44,16 +44,13 @@ def read_run(folder: Path) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+", metavar="NAME=RUN_DIR")
+    parser.add_argument("runs", nargs="+", type=named_path("RUN_DIR"), metavar="NAME=RUN_DIR")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     runs = {}
-    for item in args.runs:
-        name, sep, folder = item.partition("=")
-        if not sep or not name:
-            parser.error(f"{item}: expected NAME=RUN_DIR")
+    for name, folder in args.runs:
         try:
-            runs[name] = read_run(Path(folder))
+            runs[name] = read_run(folder)
         except ckpt.CheckpointError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
