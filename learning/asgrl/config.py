@@ -360,6 +360,13 @@ class HierarchicalConfig:
     subgoals: Literal["landmarks", "plan"] = "landmarks"  # landmark facts, or plan operators (Plan-HRL)
     skill_max_steps: int = 700  # a skill fails after this many steps (§1.5)
     strict_ordering: bool = True  # another subgoal coming true out of turn fails the skill (§1.7)
+    # Landmarks reached together (ours; off in the paper's, the official code's and every preset): a
+    # step that makes the skill's landmark true together with pending landmarks that every
+    # linearization puts after it reaches them all (R_L for the skill, each one achieved for the
+    # meta-controller), where strict ordering fails the skill. Stepping through MultiRoom's last door
+    # onto a goal right behind it makes (in-room-4) and (at-goal) true at once, in 18 % of its layouts;
+    # failed there, the (in-room-4) skills learn not to step through (docs/asgrl.md).
+    reach_together: bool = False
     # Protected landmarks (ours; off in the paper's, the official code's and every preset): a skill
     # also fails when a landmark it needs, achieved before, turns false (by the model, a landmark
     # ordered greedy-necessarily before the skill's own must still hold when that one comes true:
@@ -438,6 +445,7 @@ class HierarchicalConfig:
         c.literal("subgoals")
         c.integer("skill_max_steps", ge=1)
         c.flag("strict_ordering")
+        c.flag("reach_together")
         c.flag("protect_landmarks")
         c.flag("retake_undone")
         c.require(not self.retake_undone or self.protect_landmarks, "retake_undone",

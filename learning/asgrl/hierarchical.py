@@ -112,6 +112,13 @@ class HierarchicalLearner:
         return tuple((g, z) for g in self.subgoals.next_subgoals(achieved)
                      for z in range(self.skill_sets[g].active))
 
+    def _reached(self, achieved: list[int], g: int, wrapper: SubgoalWrapper) -> float:
+        """Subgoal ``g`` was reached: it joins ``achieved`` (in place), with the later ones reached in
+        the same step (``reach_together``); the meta-controller's reward, R for each."""
+        achieved.append(g)
+        achieved.extend(wrapper.together)
+        return self.cfg.meta.subgoal_reward * (1 + len(wrapper.together))
+
     def _next_actions(self, achieved: list[int], reached: bool, success: bool, env_over: bool,
                       undone: tuple[int, ...]) -> tuple[MetaAction, ...]:
         """The choices for the next skill once one has ended; none when the episode is over. With
@@ -236,7 +243,7 @@ class HierarchicalLearner:
         # method and _run_skill twinned there; tests/test_lockstep.py keeps a lockstep of one env equal to it
         wrapper = SubgoalWrapper(env, labeler, self.subgoals, max_steps=self.cfg.skill_max_steps,
                                  strict=self.cfg.strict_ordering, track=not learn,
-                                 protect=self.cfg.protect_landmarks)
+                                 protect=self.cfg.protect_landmarks, together=self.cfg.reach_together)
         obs, _ = wrapper.reset(seed=seed)
         s = self._sid(obs, learn)
         achieved: list[int] = []
@@ -260,11 +267,8 @@ class HierarchicalLearner:
                 if came_from is not None:
                     self.skill_sets[came_from[0]].on_continued(came_from[1], reached)
                 came_from = (g, s) if reached else None
-            reward = 0.0
-            if reached:
-                achieved.append(g)
-                reward = self.cfg.meta.subgoal_reward
-                score += reward
+            reward = self._reached(achieved, g, wrapper) if reached else 0.0
+            score += reward
             success = self.subgoals.goal_reached(wrapper.labels)
             actions = self._next_actions(achieved, reached, success, env_over, wrapper.undone)
             if learn:

@@ -116,7 +116,8 @@ class Lockstep:
         self.learner = learner
         self.process = process  # ``deep.env_process``: ``envs`` are its stand-ins, stepped a tick at a time
         self.wrappers = [SubgoalWrapper(env, labeler, learner.subgoals, max_steps=cfg.skill_max_steps,
-                                        strict=cfg.strict_ordering, protect=cfg.protect_landmarks)
+                                        strict=cfg.strict_ordering, protect=cfg.protect_landmarks,
+                                        together=cfg.reach_together)
                          for env in envs]
         self.running: list[_Episode | None] = [None] * len(envs)
         self.started = learner.episodes  # episodes started; all in flight are closed before a checkpoint
@@ -303,11 +304,8 @@ class Lockstep:
         ep.history.append((ep.g, ep.z))
         if cut:
             return
-        reward = 0.0
-        if reached:
-            ep.achieved.append(ep.g)
-            reward = learner.cfg.meta.subgoal_reward
-            ep.score += reward
+        reward = learner._reached(ep.achieved, ep.g, self.wrappers[i]) if reached else 0.0
+        ep.score += reward
         ep.success = learner.subgoals.goal_reached(labels)
         ep.actions = learner._next_actions(ep.achieved, reached, ep.success, env_over, self.wrappers[i].undone)
         t = MetaTransition(ep.meta_state, (ep.g, ep.z), reward, learner._meta_state(ep.history, ep.achieved, ep.s),

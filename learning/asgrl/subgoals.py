@@ -77,6 +77,11 @@ class SubgoalSet:
                 out.append(lin[depth])
         return tuple(out)
 
+    def after(self, index: int) -> frozenset[int]:
+        """The subgoals that every linearization puts after ``index``."""
+        later = [set(lin[lin.index(index) + 1:]) for lin in self.linearizations if index in lin]
+        return frozenset(set.intersection(*later)) if later else frozenset()
+
     def goal_reached(self, labels: frozenset[Atom] | set[Atom]) -> bool:
         """The task goal holds in ``labels``."""
         return self.goal <= labels and not (self.negative_goal & labels)
@@ -169,18 +174,23 @@ class SubgoalWrapper(gym.Wrapper):
     ``"undone"`` (with ``protect``: a subgoal the target needs, achieved before, turned false; their
     indices in ``undone``),
     ``"env-terminated"`` or ``None``; ``info["labels"]`` holds the true atoms and
-    ``info["env_over"]`` whether the wrapped env's episode ended.
+    ``info["env_over"]`` whether the wrapped env's episode ended. With ``together``, a step that
+    makes the target true together with pending subgoals that every linearization puts after it is
+    ``"reached"``, not ``"violated"``; those subgoals are in ``together`` until the next ``begin``.
     """
 
     def __init__(self, env: gym.Env, labeler: Labeler, subgoals: SubgoalSet, *,
                  max_steps: int = 700, strict: bool = True, reward: float = 1.0,
-                 track: bool = False, protect: bool = False) -> None:
+                 track: bool = False, protect: bool = False, together: bool = False) -> None:
         super().__init__(env)
         self.labeler = labeler
         self.subgoal_set = subgoals
         self.max_steps = max_steps
         self.strict = strict
         self.protect = protect
+        self.allow_together = together
+        self._later: frozenset[int] = frozenset()  # pending subgoals ordered after the target (``together``)
+        self.together: tuple[int, ...] = ()  # the subgoals the last step reached with the target
         self._kept: tuple[tuple[int, frozenset[Atom]], ...] = ()  # what the target needs, still true (``protect``)
         self.undone: tuple[int, ...] = ()  # the needed subgoals the last step made false (status "undone")
         self.reward_value = reward
@@ -188,7 +198,7 @@ class SubgoalWrapper(gym.Wrapper):
         self.track = track
         self.seen: set[Atom] = set()  # every atom true at some step (when tracking)
         self.target: Subgoal | None = None
-        self._watch: tuple[frozenset[Atom], ...] = ()
+        self._watch: tuple[tuple[int, frozenset[Atom]], ...] = ()  # pending subgoals other than the target
         self._steps = 0
 
     def _label(self) -> frozenset[Atom]:
@@ -218,7 +228,9 @@ class SubgoalWrapper(gym.Wrapper):
         """Target subgoal ``index`` next; returns True when it already holds."""
         self.target = self.subgoal_set.subgoals[index]
         done = set(achieved) | {index}
-        self._watch = tuple(sg.atoms for i, sg in enumerate(self.subgoal_set.subgoals) if i not in done)
+        self._watch = tuple((i, sg.atoms) for i, sg in enumerate(self.subgoal_set.subgoals) if i not in done)
+        self._later = self.subgoal_set.after(index) if self.allow_together else frozenset()
+        self.together = ()
         if self.protect:
             subgoals = self.subgoal_set.subgoals
             self._kept = tuple((j, subgoals[j].atoms) for j in self.subgoal_set.needs[index]
@@ -235,9 +247,13 @@ class SubgoalWrapper(gym.Wrapper):
         labels = self._label()
         self._steps += 1
         status = None
-        if self.strict and any(atoms <= labels for atoms in self._watch):
+        early = tuple(i for i, atoms in self._watch if atoms <= labels)
+        hit = self.target.atoms <= labels
+        if hit and early and set(early) <= self._later:  # the target and landmarks after it, in one step
+            status, self.together = "reached", early
+        elif self.strict and early:
             status = "violated"
-        elif self.target.atoms <= labels:
+        elif hit:
             status = "reached"
         elif lost := tuple(j for j, atoms in self._kept if not atoms <= labels):
             status, self.undone = "undone", lost
