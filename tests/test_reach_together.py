@@ -3,6 +3,8 @@ makes the skill's landmark true together with landmarks ordered after it, as ste
 MultiRoom's last door onto a goal right behind it makes (in-room-4) and (at-goal) true at once."""
 from __future__ import annotations
 
+import json
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -10,11 +12,13 @@ from gymnasium import spaces
 from test_lockstep import DEEP, serial_and_lockstep
 from toy_domains import Corridor, corridor_binding
 
+from asg import pddl_models
 from asg.envs import plugins
 from asg.learning.asgrl.config import make_config, merge_overrides
 from asg.learning.asgrl.evaluation import evaluate
-from asg.learning.asgrl.subgoals import Subgoal, SubgoalSet, SubgoalWrapper
+from asg.learning.asgrl.subgoals import Subgoal, SubgoalSet, SubgoalWrapper, landmark_subgoals
 from asg.learning.registry import bind_spec, build_learner, make_subgoals
+from asg.planning import load_task
 from asg.planning.task import Atom
 
 SIDE, GOAL = Atom("at-side"), Atom("at-goal")
@@ -51,6 +55,17 @@ def test_a_landmark_ordered_before_it_still_fails_the_run():
     lax.reset(seed=0)
     lax.begin(0, [])
     assert lax.step(1)[4]["subgoal"] == "reached" and lax.together == ()  # the side alone
+
+
+def test_together_means_next_in_a_linearization_that_goes_on_from_the_achieved():
+    subgoals = landmark_subgoals(load_task(pddl_models.path("household_v1")))
+    names = subgoals.names()
+    key, door, charged, final = (names.index(n) for n in ("(has-key)", "(door-open)", "(charged)", "(at-final-room)"))
+    assert subgoals.continuing([key], [charged]) == (charged,)  # unordered with the door: either goes first
+    assert set(subgoals.continuing([key], [charged, door])) == {door, charged}
+    assert subgoals.continuing([key, door], [charged, final]) == (charged, final)
+    assert subgoals.continuing([key], [final]) is None  # the door and the charge come before it
+    assert subgoals.continuing([door], [charged]) is None  # no linearization begins with the door
 
 
 class GoalBehindDoor(gym.Env):
@@ -131,3 +146,32 @@ def test_the_meta_controller_credits_both_and_the_lockstep_twins_it(behind):
     together = [ep for ep in want if ep.success and len(ep.skills) == 1]
     assert together and all(ep.reached == ("(past-door)", "(at-goal)") for ep in together)
     assert serial.meta.best_score == 2.0  # R for each landmark, as an episode of two runs scores
+
+
+def test_goal_behind_door_splits_a_multiroom_runs_successes(tmp_path):
+    """benchmarks/goal_behind_door.py: the share of MultiRoom layouts whose goal lies right behind the
+    last door, and a run's greedy and ε successes split by that."""
+    pytest.importorskip("minigrid")
+    from conftest import benchmark_script
+
+    from asg.learning.asgrl.trainer import train
+    from asg.learning.run_dir import RunDir
+
+    cfg, binding = benchmark_script("own_worlds").asgrl_config("multiroom", 0, 1500, {
+        "eval_interval": 1500, "eval_episodes": 1, "final_eval_episodes": 1, "early_stop_evals": 0,
+        "learner": {"reach_together": True}})
+    train(cfg, binding, run_dir=RunDir.create(tmp_path / "run", cfg))
+    script, out = benchmark_script("goal_behind_door"), tmp_path / "split.json"
+    assert script.main([f"rt={tmp_path / 'run'}", "--episodes", "6", "--layouts", "200", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["layouts"] == {"reset_seeds": "0..199", "goal_behind_door": 36, "layouts": 200}
+    run = data["runs"]["rt"]
+    assert run["seed"] == 0 and run["learner"]["reach_together"] is True
+    for protocol in ("greedy", "epsilon"):
+        cells = run[protocol]["goal_behind_door"], run[protocol]["other"]
+        assert sum(n for _, n in cells) == 6 and all(0 <= won <= n for won, n in cells)
+        assert run[protocol]["success"] == pytest.approx(sum(won for won, _ in cells) / 6)
+    assert script.main([f"none={tmp_path}", "--out", str(out)]) == 2  # not a run folder
+    with pytest.raises(SystemExit) as stop:
+        script.main(["--episodes", "0", "--out", str(out)])
+    assert stop.value.code == 2

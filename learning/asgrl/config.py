@@ -361,9 +361,9 @@ class HierarchicalConfig:
     skill_max_steps: int = 700  # a skill fails after this many steps (§1.5)
     strict_ordering: bool = True  # another subgoal coming true out of turn fails the skill (§1.7)
     # Landmarks reached together (ours; off in the paper's, the official code's and every preset): a
-    # step that makes the skill's landmark true together with pending landmarks that every
-    # linearization puts after it reaches them all (R_L for the skill, each one achieved for the
-    # meta-controller), where strict ordering fails the skill. Stepping through MultiRoom's last door
+    # step that makes the skill's landmark true together with the pending landmarks that a
+    # linearization puts right after it reaches them all (R_L for the skill, each one achieved for
+    # the meta-controller), where strict ordering fails the skill. Stepping through MultiRoom's last door
     # onto a goal right behind it makes (in-room-4) and (at-goal) true at once, in 18 % of its layouts;
     # failed there, the (in-room-4) skills learn not to step through (docs/asgrl.md).
     reach_together: bool = False

@@ -77,10 +77,14 @@ class SubgoalSet:
                 out.append(lin[depth])
         return tuple(out)
 
-    def after(self, index: int) -> frozenset[int]:
-        """The subgoals that every linearization puts after ``index``."""
-        later = [set(lin[lin.index(index) + 1:]) for lin in self.linearizations if index in lin]
-        return frozenset(set.intersection(*later)) if later else frozenset()
+    def continuing(self, prefix: Sequence[int], more: Iterable[int]) -> tuple[int, ...] | None:
+        """``more`` in the order of a linearization that puts them right after ``prefix``; None
+        when no linearization does."""
+        n, more = len(prefix), set(more)
+        for lin in self.linearizations:
+            if lin[:n] == tuple(prefix) and set(lin[n:n + len(more)]) == more:
+                return lin[n:n + len(more)]
+        return None
 
     def goal_reached(self, labels: frozenset[Atom] | set[Atom]) -> bool:
         """The task goal holds in ``labels``."""
@@ -175,8 +179,9 @@ class SubgoalWrapper(gym.Wrapper):
     indices in ``undone``),
     ``"env-terminated"`` or ``None``; ``info["labels"]`` holds the true atoms and
     ``info["env_over"]`` whether the wrapped env's episode ended. With ``together``, a step that
-    makes the target true together with pending subgoals that every linearization puts after it is
-    ``"reached"``, not ``"violated"``; those subgoals are in ``together`` until the next ``begin``.
+    makes the target true together with the pending subgoals that a linearization puts right after
+    it is ``"reached"``, not ``"violated"``; those subgoals, in that order, are in ``together`` until
+    the next ``begin``.
     """
 
     def __init__(self, env: gym.Env, labeler: Labeler, subgoals: SubgoalSet, *,
@@ -189,7 +194,7 @@ class SubgoalWrapper(gym.Wrapper):
         self.strict = strict
         self.protect = protect
         self.allow_together = together
-        self._later: frozenset[int] = frozenset()  # pending subgoals ordered after the target (``together``)
+        self._prefix: tuple[int, ...] = ()  # the achieved subgoals, then the target (``together``)
         self.together: tuple[int, ...] = ()  # the subgoals the last step reached with the target
         self._kept: tuple[tuple[int, frozenset[Atom]], ...] = ()  # what the target needs, still true (``protect``)
         self.undone: tuple[int, ...] = ()  # the needed subgoals the last step made false (status "undone")
@@ -229,7 +234,7 @@ class SubgoalWrapper(gym.Wrapper):
         self.target = self.subgoal_set.subgoals[index]
         done = set(achieved) | {index}
         self._watch = tuple((i, sg.atoms) for i, sg in enumerate(self.subgoal_set.subgoals) if i not in done)
-        self._later = self.subgoal_set.after(index) if self.allow_together else frozenset()
+        self._prefix = (*achieved, index)
         self.together = ()
         if self.protect:
             subgoals = self.subgoal_set.subgoals
@@ -249,8 +254,9 @@ class SubgoalWrapper(gym.Wrapper):
         status = None
         early = tuple(i for i, atoms in self._watch if atoms <= labels)
         hit = self.target.atoms <= labels
-        if hit and early and set(early) <= self._later:  # the target and landmarks after it, in one step
-            status, self.together = "reached", early
+        together = self.subgoal_set.continuing(self._prefix, early) if hit and early and self.allow_together else None
+        if together:  # the target and the landmarks right after it, in one step
+            status, self.together = "reached", together
         elif self.strict and early:
             status = "violated"
         elif hit:

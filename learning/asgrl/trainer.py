@@ -491,6 +491,7 @@ class RunEvaluation:
     episodes: tuple[Any, ...]
     epsilon_success_rate: float = 0.0
     status: Status = Status.EVALUATED
+    epsilon_episodes: tuple[Any, ...] = ()  # the ε episodes, on ``epsilon_eval_seeds`` (not in ``to_json``)
 
     def to_json(self) -> dict[str, Any]:
         return {"run_dir": self.run_dir, "domain": self.cfg.domain, "method": self.cfg.method, "seed": self.cfg.seed,
@@ -523,7 +524,7 @@ def evaluate_run(path: str | Path, *, episodes: int | None = None, domain: str |
     result = evaluate(learner, env, binding.labeler, eval_seeds(cfg.seed, n))
     noisy = evaluate(learner, env, binding.labeler, epsilon_eval_seeds(cfg.seed, n), cfg.final_eval_epsilon)
     return RunEvaluation(str(run.path), cfg, learner.env_steps, result.success_rate, tuple(result.episodes),
-                         noisy.success_rate)
+                         noisy.success_rate, epsilon_episodes=tuple(noisy.episodes))
 
 
 def run_hints(path: str | Path, *, domain: str | None = None) -> model_hints.RunHints:
