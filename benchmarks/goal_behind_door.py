@@ -48,13 +48,15 @@ def behind_door(layouts: Sequence[int]) -> list[bool]:
     return out
 
 
-def split(episodes: Sequence[Any], behind: Sequence[bool]) -> dict[str, list[int]]:
-    """[successes, episodes] on layouts with the goal behind the last door, and on the others."""
-    out = {"goal_behind_door": [0, 0], "other": [0, 0]}
+def split(episodes: Sequence[Any], behind: Sequence[bool], limit: int) -> dict[str, dict[str, int]]:
+    """Successes, episodes and failures that ran to the env's step limit, on layouts with the goal
+    behind the last door and on the others."""
+    out = {kind: {"successes": 0, "episodes": 0, "failed_at_limit": 0} for kind in ("goal_behind_door", "other")}
     for episode, kind in zip(episodes, behind, strict=True):
         cell = out["goal_behind_door" if kind else "other"]
-        cell[0] += int(episode.success)
-        cell[1] += 1
+        cell["successes"] += int(episode.success)
+        cell["episodes"] += 1
+        cell["failed_at_limit"] += int(not episode.success and episode.steps >= limit)
     return out
 
 
@@ -63,8 +65,11 @@ def read_run(folder: Path, episodes: int) -> dict[str, Any]:
     run = evaluate_run(folder, episodes=episodes)
     if run.cfg.domain != ENV_ID:
         raise DomainError(f"{folder}: a run of {run.cfg.domain}, expected {ENV_ID}")
-    greedy = split(run.episodes, behind_door(eval_seeds(run.cfg.seed, episodes)))
-    noisy = split(run.epsilon_episodes, behind_door(epsilon_eval_seeds(run.cfg.seed, episodes)))
+    import gymnasium as gym
+
+    limit = gym.make(ENV_ID).unwrapped.max_steps  # MiniGrid's own limit, 20 steps a room
+    greedy = split(run.episodes, behind_door(eval_seeds(run.cfg.seed, episodes)), limit)
+    noisy = split(run.epsilon_episodes, behind_door(epsilon_eval_seeds(run.cfg.seed, episodes)), limit)
     learner = run.cfg.learner
     return {"seed": run.cfg.seed, "env_steps": run.env_steps,
             "learner": {"reach_together": learner.reach_together,
@@ -97,9 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     write_result(args.out, {"layouts": layouts, "runs": runs}, command_line(__file__, argv), budget, seeds, indent=2)
     print(f"goal right behind the last door: {sum(kinds)} of {len(kinds)} layouts")
     for name, run in runs.items():
-        g, e = run["greedy"], run["epsilon"]
-        print(f"{name}: greedy {g['goal_behind_door']} behind, {g['other']} other; "
-              f"ε {e['goal_behind_door']} behind, {e['other']} other")
+        print(name, "; ".join(f"{protocol}: " + ", ".join(
+            f"{kind} {c['successes']}/{c['episodes']} ({c['failed_at_limit']} failed at the step limit)"
+            for kind, c in run[protocol].items() if kind in ("goal_behind_door", "other"))
+            for protocol in ("greedy", "epsilon")))
     return 0
 
 
