@@ -1,4 +1,4 @@
-"""MultiRoom-N4-S5 layouts whose goal lies right behind the last door, and how ASGRL runs score on them
+"""MultiRoom-N4-S5 layouts whose goal lies right behind the last door, and how ASGRL runs end on them
 (issue 40, ``learner.reach_together``).
 
 MultiRoom places its goal on any free cell of the last room, the one just behind the last door among
@@ -6,7 +6,9 @@ them. There the step through the door makes ``(in-room-4)`` and ``(at-goal)`` tr
 (``examples/multiroom/labels.py``: a door's cell belongs to the room before it). This counts such
 layouts over the reset seeds ``0 .. --layouts - 1``, and evaluates each run's frozen policy as ``asg
 eval RUN --episodes N`` does (greedy on its eval seeds, ε = 0.05 on its ε seeds), its successes split
-by the two kinds of layout.
+by the two kinds of layout. Of each failed episode it records where it ended: the last landmark
+reached, whether it ran to MultiRoom's step limit, door 3's state, the door the agent faced (by
+number, 1-3, with its state) and the last action (MiniGrid's: 5 is ``toggle``).
 
     python benchmarks/goal_behind_door.py NAME=RUN_DIR [NAME=RUN_DIR ...] --episodes 100 --out FILE
 """
@@ -14,68 +16,127 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 from provenance import command_line, named_path, write_result
 
-from asg.learning.asgrl.evaluation import epsilon_eval_seeds, eval_seeds
-from asg.learning.asgrl.trainer import evaluate_run
+from asg.learning.asgrl.evaluation import epsilon_eval_seeds, eval_seeds, evaluate
+from asg.learning.asgrl.trainer import load_run
 from asg.learning.errors import CheckpointError, DomainError
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV_ID = "MiniGrid-MultiRoom-N4-S5-v1"
+ROOMS = 4
+END_FIELDS = ("door_3_open", "room", "facing_door", "facing_open", "last_action")  # a failed episode's end
+
+
+def labels_module() -> Any:
+    """The example labeler's module (its map of the rooms)."""
+    sys.path.insert(0, str(ROOT / "examples" / "multiroom"))
+    import labels
+
+    return labels
+
+
+def last_door(env: Any) -> tuple[int, int]:
+    """The cell of door 3, into the goal's room."""
+    from minigrid.core.world_object import Door
+
+    grid = env.grid
+    return next(cell for cell, doors in labels_module().doors_to_goal(env).items()
+                if doors == 1 and isinstance(grid.get(*cell), Door))
 
 
 def behind_door(layouts: Sequence[int]) -> list[bool]:
     """Per reset seed: the goal lies on the cell right behind the last door."""
-    import gymnasium as gym
     import minigrid  # noqa: F401  (registers the MiniGrid ids)
-    from minigrid.core.world_object import Door, Goal
-
-    sys.path.insert(0, str(ROOT / "examples" / "multiroom"))
-    from labels import doors_to_goal  # the labeler's own map of the rooms
+    from minigrid.core.world_object import Goal
 
     env, out = gym.make(ENV_ID), []
     for seed in layouts:
         env.reset(seed=int(seed))
         grid = env.unwrapped.grid
-        x, y = next(cell for cell, doors in doors_to_goal(env.unwrapped).items()
-                    if doors == 1 and isinstance(grid.get(*cell), Door))
+        x, y = last_door(env.unwrapped)
         out.append(any(isinstance(grid.get(x + dx, y + dy), Goal) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))))
     env.close()
     return out
 
 
-def split(episodes: Sequence[Any], behind: Sequence[bool], limit: int) -> dict[str, dict[str, int]]:
-    """Successes, episodes and failures that ran to the env's step limit, on layouts with the goal
-    behind the last door and on the others."""
-    out = {kind: {"successes": 0, "episodes": 0, "failed_at_limit": 0} for kind in ("goal_behind_door", "other")}
-    for episode, kind in zip(episodes, behind, strict=True):
+class EndStates(gym.Wrapper):
+    """Where each episode ended, recorded at the next reset and by ``finish``."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.ends: list[dict[str, Any]] = []
+        self.last_action: int | None = None
+        self.running = False
+
+    def reset(self, **kwargs: Any) -> Any:
+        if self.running:
+            self.ends.append(self._end())
+        self.running, self.last_action = True, None
+        return super().reset(**kwargs)
+
+    def step(self, action: Any) -> Any:
+        self.last_action = int(action)
+        return super().step(action)
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The end states so far, the running episode's last; cleared."""
+        if self.running:
+            self.ends.append(self._end())
+        ends, self.ends, self.running = self.ends, [], False
+        return ends
+
+    def _end(self) -> dict[str, Any]:
+        env, labels = self.unwrapped, labels_module()
+        doors = labels.doors_to_goal(env)
+        front = tuple(int(v) for v in env.front_pos)
+        cell = env.grid.get(*front) if 0 <= front[0] < env.grid.width and 0 <= front[1] < env.grid.height else None
+        faced = ROOMS - doors[front] if hasattr(cell, "is_open") and front in doors else None
+        values = (labels.door_open(env, 3), labels.room_of_agent(env), faced,
+                  bool(cell.is_open) if faced else None, self.last_action)
+        return dict(zip(END_FIELDS, values, strict=True))
+
+
+def episodes_of(run: Any, seeds: list[int], epsilon: float, limit: int) -> dict[str, Any]:
+    """One protocol's successes per layout kind, and the failures' end states."""
+    spy = EndStates(run.env)
+    result = evaluate(run.learner, spy, run.binding.labeler, seeds, epsilon)
+    ends = spy.finish()
+    out: dict[str, Any] = {"success": result.success_rate, **{
+        kind: {"successes": 0, "episodes": 0, "failed_at_limit": 0} for kind in ("goal_behind_door", "other")}}
+    failures: Counter[tuple] = Counter()
+    for episode, kind, end in zip(result.episodes, behind_door(seeds), ends, strict=True):
         cell = out["goal_behind_door" if kind else "other"]
         cell["successes"] += int(episode.success)
         cell["episodes"] += 1
-        cell["failed_at_limit"] += int(not episode.success and episode.steps >= limit)
+        if not episode.success:
+            cell["failed_at_limit"] += int(episode.steps >= limit)
+            failures[(kind, episode.reached[-1] if episode.reached else None, *end.values())] += 1
+    out["failures"] = [{**dict(zip(("goal_behind_door", "last_landmark", *END_FIELDS), key, strict=True)),
+                        "episodes": n} for key, n in failures.most_common()]
     return out
 
 
 def read_run(folder: Path, episodes: int) -> dict[str, Any]:
-    """One run's greedy and ε = 0.05 successes, split by layout kind."""
-    run = evaluate_run(folder, episodes=episodes)
+    """One run's greedy and ε = 0.05 episodes, split by layout kind, with the failures' end states."""
+    run = load_run(folder)
     if run.cfg.domain != ENV_ID:
         raise DomainError(f"{folder}: a run of {run.cfg.domain}, expected {ENV_ID}")
-    import gymnasium as gym
-
     limit = gym.make(ENV_ID).unwrapped.max_steps  # MiniGrid's own limit, 20 steps a room
-    greedy = split(run.episodes, behind_door(eval_seeds(run.cfg.seed, episodes)), limit)
-    noisy = split(run.epsilon_episodes, behind_door(epsilon_eval_seeds(run.cfg.seed, episodes)), limit)
     learner = run.cfg.learner
-    return {"seed": run.cfg.seed, "env_steps": run.env_steps,
+    return {"seed": run.cfg.seed, "env_steps": run.learner.env_steps,
             "learner": {"reach_together": learner.reach_together,
                         "meta": {"lr": learner.meta.lr, "replay_batches": learner.meta.replay_batches}},
-        "greedy": {"success": run.success_rate, **greedy},
-        "epsilon": {"epsilon": run.cfg.final_eval_epsilon, "success": run.epsilon_success_rate, **noisy}}
+            "greedy": episodes_of(run, eval_seeds(run.cfg.seed, episodes), 0.0, limit),
+            "epsilon": {"epsilon": run.cfg.final_eval_epsilon,
+                        **episodes_of(run, epsilon_eval_seeds(run.cfg.seed, episodes), run.cfg.final_eval_epsilon,
+                                      limit)}}
 
 
 def main(argv: list[str] | None = None) -> int:

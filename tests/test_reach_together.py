@@ -150,7 +150,7 @@ def test_the_meta_controller_credits_both_and_the_lockstep_twins_it(behind):
 
 def test_goal_behind_door_splits_a_multiroom_runs_successes(tmp_path):
     """benchmarks/goal_behind_door.py: the share of MultiRoom layouts whose goal lies right behind the
-    last door, and a run's greedy and ε successes split by that."""
+    last door, a run's greedy and ε successes split by that, and where its failed episodes ended."""
     pytest.importorskip("minigrid")
     from conftest import benchmark_script
 
@@ -172,6 +172,9 @@ def test_goal_behind_door_splits_a_multiroom_runs_successes(tmp_path):
         assert sum(c["episodes"] for c in cells) == 6
         assert all(0 <= c["successes"] <= c["episodes"] - c["failed_at_limit"] for c in cells)
         assert run[protocol]["success"] == pytest.approx(sum(c["successes"] for c in cells) / 6)
+        failures = run[protocol]["failures"]
+        assert sum(f["episodes"] for f in failures) == 6 - sum(c["successes"] for c in cells)
+        assert all(f["facing_door"] in (None, 1, 2, 3) and f["room"] in (None, 1, 2, 3, 4) for f in failures)
     assert script.main([f"none={tmp_path}", "--out", str(out)]) == 2  # not a run folder
     with pytest.raises(SystemExit) as stop:
         script.main(["--episodes", "0", "--out", str(out)])

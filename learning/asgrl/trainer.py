@@ -491,7 +491,6 @@ class RunEvaluation:
     episodes: tuple[Any, ...]
     epsilon_success_rate: float = 0.0
     status: Status = Status.EVALUATED
-    epsilon_episodes: tuple[Any, ...] = ()  # the ε episodes, on ``epsilon_eval_seeds`` (not in ``to_json``)
 
     def to_json(self) -> dict[str, Any]:
         return {"run_dir": self.run_dir, "domain": self.cfg.domain, "method": self.cfg.method, "seed": self.cfg.seed,
@@ -507,10 +506,20 @@ class RunEvaluation:
                 f"  greedy episode 1: {first.steps} steps, reached {' '.join(first.reached) or '-'}"]
 
 
-def evaluate_run(path: str | Path, *, episodes: int | None = None, domain: str | None = None) -> RunEvaluation:
-    """Evaluate the greedy policy of the run in ``path`` on the eval seeds (``episodes``: default the
-    run's); the learner is rebuilt from the run's own ``subgoals.json``. ``domain``: refuse a run of
-    another domain (``DomainError``)."""
+@dataclass
+class SavedRun:
+    """A saved run's frozen learner, rebuilt from its folder, and the env it acts in."""
+
+    path: Path
+    cfg: TrainConfig
+    binding: DomainBinding
+    learner: Learner
+    env: Any
+
+
+def load_run(path: str | Path, *, domain: str | None = None) -> SavedRun:
+    """The run in ``path``: its config, domain, learner (rebuilt from the run's own ``subgoals.json``
+    and checkpoint) and env. ``domain``: refuse a run of another domain (``DomainError``)."""
     run = RunDir.open(path)
     _restore_plugin(run)
     cfg = run.config()
@@ -519,12 +528,20 @@ def evaluate_run(path: str | Path, *, episodes: int | None = None, domain: str |
     binding = bind_domain(cfg.domain, cfg.model)
     subgoals = run.subgoals(cfg, binding)
     learner = run.load_checkpoint(cfg, binding, subgoals)["learner"]
-    n = episodes or cfg.eval_episodes
     env = learner_env(cfg, binding, env_max_steps(cfg, subgoals, binding.episode_limit))
-    result = evaluate(learner, env, binding.labeler, eval_seeds(cfg.seed, n))
-    noisy = evaluate(learner, env, binding.labeler, epsilon_eval_seeds(cfg.seed, n), cfg.final_eval_epsilon)
+    return SavedRun(run.path, cfg, binding, learner, env)
+
+
+def evaluate_run(path: str | Path, *, episodes: int | None = None, domain: str | None = None) -> RunEvaluation:
+    """Evaluate the greedy policy of the run in ``path`` on the eval seeds (``episodes``: default the
+    run's), and ε-greedy on the ε seeds (``load_run``)."""
+    run = load_run(path, domain=domain)
+    cfg, learner, labeler = run.cfg, run.learner, run.binding.labeler
+    n = episodes or cfg.eval_episodes
+    result = evaluate(learner, run.env, labeler, eval_seeds(cfg.seed, n))
+    noisy = evaluate(learner, run.env, labeler, epsilon_eval_seeds(cfg.seed, n), cfg.final_eval_epsilon)
     return RunEvaluation(str(run.path), cfg, learner.env_steps, result.success_rate, tuple(result.episodes),
-                         noisy.success_rate, epsilon_episodes=tuple(noisy.episodes))
+                         noisy.success_rate)
 
 
 def run_hints(path: str | Path, *, domain: str | None = None) -> model_hints.RunHints:
