@@ -15,6 +15,8 @@ number, 1-3, with its state) and the last action (MiniGrid's: 5 is ``toggle``).
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.util
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -34,12 +36,13 @@ ROOMS = 4
 END_FIELDS = ("door_3_open", "room", "facing_door", "facing_open", "last_action")  # a failed episode's end
 
 
+@functools.cache
 def labels_module() -> Any:
-    """The example labeler's module (its map of the rooms)."""
-    sys.path.insert(0, str(ROOT / "examples" / "multiroom"))
-    import labels
-
-    return labels
+    """The example labeler's module (its map of the rooms), imported from its folder once."""
+    spec = importlib.util.spec_from_file_location("multiroom_labels", ROOT / "examples" / "multiroom" / "labels.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def last_door(env: Any) -> tuple[int, int]:
