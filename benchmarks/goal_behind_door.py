@@ -54,23 +54,29 @@ def last_door(env: Any) -> tuple[int, int]:
                 if doors == 1 and isinstance(grid.get(*cell), Door))
 
 
+def goal_behind(env: Any) -> bool:
+    """The goal of the layout ``env`` (unwrapped) holds lies on the cell right behind the last door."""
+    from minigrid.core.world_object import Goal
+
+    x, y = last_door(env)
+    return any(isinstance(env.grid.get(x + dx, y + dy), Goal) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1)))
+
+
 def behind_door(layouts: Sequence[int]) -> list[bool]:
     """Per reset seed: the goal lies on the cell right behind the last door."""
     import minigrid  # noqa: F401  (registers the MiniGrid ids)
-    from minigrid.core.world_object import Goal
 
     env, out = gym.make(ENV_ID), []
     for seed in layouts:
         env.reset(seed=int(seed))
-        grid = env.unwrapped.grid
-        x, y = last_door(env.unwrapped)
-        out.append(any(isinstance(grid.get(x + dx, y + dy), Goal) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))))
+        out.append(goal_behind(env.unwrapped))
     env.close()
     return out
 
 
 class EndStates(gym.Wrapper):
-    """Where each episode ended, recorded at the next reset and by ``finish``."""
+    """Where each episode ended, recorded at the next reset and by ``finish``: whether its layout has
+    the goal right behind the last door, and ``END_FIELDS``."""
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
@@ -103,7 +109,7 @@ class EndStates(gym.Wrapper):
         faced = ROOMS - doors[front] if hasattr(cell, "is_open") and front in doors else None
         values = (labels.door_open(env, 3), labels.room_of_agent(env), faced,
                   bool(cell.is_open) if faced else None, self.last_action)
-        return dict(zip(END_FIELDS, values, strict=True))
+        return {"goal_behind_door": goal_behind(env), **dict(zip(END_FIELDS, values, strict=True))}
 
 
 def episodes_of(run: Any, seeds: list[int], epsilon: float, limit: int) -> dict[str, Any]:
@@ -114,7 +120,8 @@ def episodes_of(run: Any, seeds: list[int], epsilon: float, limit: int) -> dict[
     out: dict[str, Any] = {"success": result.success_rate, **{
         kind: {"successes": 0, "episodes": 0, "failed_at_limit": 0} for kind in ("goal_behind_door", "other")}}
     failures: Counter[tuple] = Counter()
-    for episode, kind, end in zip(result.episodes, behind_door(seeds), ends, strict=True):
+    for episode, end in zip(result.episodes, ends, strict=True):
+        kind = end.pop("goal_behind_door")
         cell = out["goal_behind_door" if kind else "other"]
         cell["successes"] += int(episode.success)
         cell["episodes"] += 1
@@ -128,10 +135,8 @@ def episodes_of(run: Any, seeds: list[int], epsilon: float, limit: int) -> dict[
 
 def read_run(folder: Path, episodes: int) -> dict[str, Any]:
     """One run's greedy and ε = 0.05 episodes, split by layout kind, with the failures' end states."""
-    run = load_run(folder)
-    if run.cfg.domain != ENV_ID:
-        raise DomainError(f"{folder}: a run of {run.cfg.domain}, expected {ENV_ID}")
-    limit = gym.make(ENV_ID).unwrapped.max_steps  # MiniGrid's own limit, 20 steps a room
+    run = load_run(folder, domain=ENV_ID)
+    limit = run.binding.episode_limit  # MiniGrid's own limit, 20 steps a room
     learner = run.cfg.learner
     return {"seed": run.cfg.seed, "env_steps": run.learner.env_steps,
             "learner": {"reach_together": learner.reach_together,
