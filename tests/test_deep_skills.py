@@ -74,6 +74,11 @@ def test_pixel_mario_defaults_to_prototype_tables_and_the_paper_preset_to_byte_t
      r"in \[0, 10000\]"),
     ({"deep": {"frame_stack": 0}}, "config.learner.deep.frame_stack", r"in \[1, 16\]"),
     ({"deep": {"frame_stack": 4}}, "config.learner.deep.frame_stack", "categorical"),
+    ({"deep": {"recurrent": -1}}, "config.learner.deep.recurrent", r"in \[0, 4096\]"),
+    ({"deep": {"recurrent": 8, "encoding": "codes", "frame_stack": 2}}, "config.learner.deep.recurrent",
+     "frame_stack 1"),
+    ({"deep": {"sequence_length": 0}}, "config.learner.deep.sequence_length", r"in \[1, 256\]"),
+    ({"deep": {"recurrent_scope": "skill"}}, "config.learner.deep.recurrent_scope", "episode"),
 ])
 def test_deep_config_errors_name_the_field(override, where, message):
     with pytest.raises(ConfigError, match=message) as err:

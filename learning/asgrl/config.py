@@ -311,6 +311,20 @@ class DeepQConfig:
     # docs/asgrl.md). With the "categorical" or "codes" encodings; the network's input is N times wider,
     # and k-means diversity still clusters the skills' end states by their last view alone.
     frame_stack: int = 1
+    # 0: the skills' network is feed-forward (the step's observation alone). H > 0 (ours): a GRU cell
+    # of width H between the torso and the heads carries a memory over each skill run, started empty
+    # when the run starts (a recurrent Q-network, DRQN: Hausknecht & Stone 2015). Replay samples
+    # windows of ``sequence_length`` consecutive steps of one run and unrolls the GRU over them from
+    # the memory the skill acted with at the window's first step (R2D2's stored state: Kapturowski
+    # et al. 2019); a window is cut at its run's start. MultiRoom's skills cannot tell the door they
+    # came through from the one ahead in one view (docs/asgrl.md).
+    recurrent: int = 0
+    sequence_length: int = 8  # steps of one replayed window with ``recurrent`` (ours)
+    # "episode": the memory goes on from one skill run to the next within an episode (the GRU is
+    # shared by every skill: the doors a skill passed are in the next skill's memory), and replayed
+    # windows may span runs, each step read by its own skill's head. "run": it starts empty with
+    # each skill run, and windows end at the run's start (ours).
+    recurrent_scope: Literal["episode", "run"] = "episode"
 
     def __post_init__(self) -> None:
         c = Checker(self, "deep")
@@ -350,6 +364,11 @@ class DeepQConfig:
         c.require(self.frame_stack == 1 or self.encoding != "pixels", "frame_stack",
                   f"stacks category-code observations: expected encoding \"categorical\" or \"codes\", "
                   f"got \"pixels\" (frame_stack {show(self.frame_stack)})")
+        c.integer("recurrent", ge=0, le=4096)
+        c.integer("sequence_length", ge=1, le=256)
+        c.choice("recurrent_scope", ("episode", "run"))
+        c.require(not self.recurrent or self.frame_stack == 1, "recurrent",
+                  f"is a memory of its own: expected frame_stack 1 with it, got {show(self.frame_stack)}")
 
 
 @dataclass(frozen=True)

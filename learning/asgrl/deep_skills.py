@@ -36,6 +36,7 @@ import functools
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -155,9 +156,10 @@ def one_hot_linear(hot: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
 
 
 class QNetwork(nn.Module):
-    """An MLP torso over the network input (``network_input``) and one head of Q-values per skill."""
+    """An MLP torso over the network input (``network_input``) and one head of Q-values per skill;
+    with ``recurrent`` > 0 a GRU cell of that width between them (``unroll``)."""
 
-    def __init__(self, n_in: int, hidden: Sequence[int], n_heads: int, n_actions: int) -> None:
+    def __init__(self, n_in: int, hidden: Sequence[int], n_heads: int, n_actions: int, recurrent: int = 0) -> None:
         super().__init__()
         layers: list[nn.Module] = []
         width = n_in
@@ -166,7 +168,8 @@ class QNetwork(nn.Module):
             width = h
         self.torso = nn.Sequential(*layers)
         self._linears = [m for m in layers if isinstance(m, nn.Linear)]  # the torso's layers, each + ReLU
-        self.heads = nn.Linear(width, n_heads * n_actions)
+        self.heads = nn.Linear(recurrent or width, n_heads * n_actions)
+        self.gru = nn.GRUCell(width, recurrent) if recurrent else None
         self.n_heads, self.n_actions = n_heads, n_actions
         self._columns: tuple[tuple[int, int], torch.Tensor] | None = None  # ``columns``' last copy
 
@@ -180,23 +183,50 @@ class QNetwork(nn.Module):
             self._columns = (key, weight.detach().t().contiguous())
         return self._columns[1]
 
-    def forward(self, x: torch.Tensor, head: torch.Tensor) -> torch.Tensor:
-        """x (B, n_in) float, or (B, n) long: the hot columns of one-hot rows (``OneHot.hot``), the
-        same function without the one-hot matrix; head (B,) long -> Q (B, n_actions) of each row's skill."""
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        """The torso's output: x (B, n_in) float, or (B, n) long: the hot columns of one-hot rows
+        (``OneHot.hot``), the same function without the one-hot matrix -> (B, width)."""
         for i, layer in enumerate(self._linears):  # layer by layer, without the modules' call overhead
             if i == 0 and x.dtype == torch.long:
                 x = one_hot_linear(x, layer.weight, layer.bias, self.columns())
             else:
                 x = nn.functional.linear(x, layer.weight, layer.bias)
             x = torch.relu(x)
+        return x
+
+    def head_values(self, x: torch.Tensor, head: torch.Tensor) -> torch.Tensor:
+        """The heads on x (B, width or recurrent): Q (B, n_actions) of each row's skill ``head`` (B,)."""
         out = nn.functional.linear(x, self.heads.weight, self.heads.bias).view(-1, self.n_heads, self.n_actions)
         return out[torch.arange(out.shape[0]), head]
 
+    def forward(self, x: torch.Tensor, head: torch.Tensor) -> torch.Tensor:
+        """x (B, n_in) float or (B, n) long (``features``); head (B,) long -> Q (B, n_actions) of each
+        row's skill (the feed-forward network)."""
+        return self.head_values(self.features(x), head)
+
+    def unroll(self, x: torch.Tensor, h0: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The GRU over W windows of T steps: x (W * T, ...) the windows' inputs one window after
+        another (``features``), h0 (W, H) the memory before each window's first step, mask (W, T)
+        bool: the steps that are the window's (a step outside it keeps the memory as it was) -> the
+        memory after each step (W, T, H), which ``head_values`` reads."""
+        assert self.gru is not None
+        w, t = mask.shape
+        f = self.features(x).view(w, t, -1)
+        h, memories = h0, []
+        for i in range(t):
+            h = torch.where(mask[:, i, None], self.gru(f[:, i], h), h)
+            memories.append(h)
+        return torch.stack(memories, 1)
+
     def numpy_views(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """(weight, bias) of every linear layer as numpy arrays sharing the parameters' memory
+        """(weight, bias) of every linear layer, the GRU's input and hidden maps among them, in the
+        order of the pass (torso, GRU, heads), as numpy arrays sharing the parameters' memory
         (optimiser steps and ``load_state_dict`` write in place, so the views stay current)."""
-        linears = [m for m in self.torso if isinstance(m, nn.Linear)] + [self.heads]
-        return [(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in linears]
+        pairs = [(m.weight, m.bias) for m in self.torso if isinstance(m, nn.Linear)]
+        if self.gru is not None:
+            pairs += [(self.gru.weight_ih, self.gru.bias_ih), (self.gru.weight_hh, self.gru.bias_hh)]
+        pairs.append((self.heads.weight, self.heads.bias))
+        return [(w.detach().numpy(), b.detach().numpy()) for w, b in pairs]
 
 
 def numpy_q(views: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray, head: int, n_actions: int) -> np.ndarray:
@@ -209,6 +239,33 @@ def numpy_q(views: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray, head: int
     return w[rows] @ x + b[rows]
 
 
+def numpy_gru(ih: tuple[np.ndarray, np.ndarray], hh: tuple[np.ndarray, np.ndarray], x: np.ndarray,
+              h: np.ndarray) -> np.ndarray:
+    """``nn.GRUCell`` in numpy (gates r, z, n in torch's order): x (m, d), h (m, H) -> the next h (m, H)."""
+    gi = x @ ih[0].T + ih[1]
+    gh = h @ hh[0].T + hh[1]
+    width = h.shape[1]
+    r, z = (1.0 / (1.0 + np.exp(-(gi[:, :2 * width] + gh[:, :2 * width])))).reshape(-1, 2, width).transpose(1, 0, 2)
+    n = np.tanh(gi[:, 2 * width:] + r * gh[:, 2 * width:])
+    return ((1.0 - z) * n + z * h).astype(np.float32)
+
+
+@dataclass
+class RunMemory:
+    """The recurrent memory of one skill run, or of every run of one episode (``deep.recurrent``,
+    ``recurrent_scope``): ``h`` after the observations so far, ``h_prev`` before the last one (the
+    state its transition is stored with), and the write number of its last replay row (-1: none
+    yet), which the next row links back to."""
+
+    h: np.ndarray
+    h_prev: np.ndarray
+    last_row: int = -1
+
+    def advance(self, h: np.ndarray) -> None:
+        """The memory after one more observation."""
+        self.h_prev, self.h = self.h, h
+
+
 # ---------------------------------------------------------------------------------- replay
 _FIELDS = (("a", np.int16), ("r", np.float32), ("done", np.bool_), ("bonus", np.bool_), ("head", np.int16),
            ("ret", np.float32))
@@ -217,21 +274,58 @@ _FIELDS = (("a", np.int16), ("r", np.float32), ("done", np.bool_), ("bonus", np.
 class ImageReplay(RingBuffer):
     """A ring of (s, a, r, s2, done, bonus, head, ret) with pooled uint8 images; grows by doubling.
 
-    ``ret`` is the discounted return the skill actually got from s (SIL rows), -inf where unknown."""
+    ``ret`` is the discounted return the skill actually got from s (SIL rows), -inf where unknown.
+    With ``recurrent`` > 0 each row also keeps the memory the skill acted with (``h``, float16), its
+    write number (``order``: the n-th row ever written sits in slot n mod the arrays' length) and
+    that of its run's step before (``prev``, -1 at the run's start), which ``windows`` follows back
+    while the slot still holds that row."""
 
     label = "image replay"
 
-    def __init__(self, capacity: int, n_in: int, initial: int = 1024) -> None:
+    def __init__(self, capacity: int, n_in: int, initial: int = 1024, recurrent: int = 0) -> None:
         images = [("s", np.uint8, (n_in,)), ("s2", np.uint8, (n_in,))]
-        super().__init__(images + [(name, dtype, ()) for name, dtype in _FIELDS], capacity, initial)
+        runs = [("h", np.float16, (recurrent,)), ("order", np.int64, ()), ("prev", np.int64, ())] if recurrent else []
+        super().__init__(images + [(name, dtype, ()) for name, dtype in _FIELDS] + runs, capacity, initial)
         self.n_in = n_in
 
     def add(self, s: np.ndarray, a: int, r: float, s2: np.ndarray, done: bool, bonus: bool, head: int,
-            ret: float = -np.inf) -> None:
-        """Append one transition (overwriting the oldest when full)."""
+            ret: float = -np.inf, memory: RunMemory | None = None) -> int:
+        """Append one transition (overwriting the oldest when full); its row. ``memory`` (recurrent
+        rows): the run it belongs to, whose ``h_prev`` the skill acted with; the row links to the
+        run's last one and becomes it."""
+        if memory is not None:
+            number = self.written()
         i, d = self._slot(), self.data
         d["s"][i], d["a"][i], d["r"][i], d["s2"][i] = s, a, r, s2
         d["done"][i], d["bonus"][i], d["head"][i], d["ret"][i] = done, bonus, head, ret
+        if memory is not None:
+            d["h"][i], d["order"][i], d["prev"][i] = memory.h_prev, number, memory.last_row
+            memory.last_row = number
+        return i
+
+    def written(self) -> int:
+        """How many rows were ever written (recurrent rows: the next one's write number)."""
+        if not self.size:
+            return 0
+        order = self.data["order"]
+        return int(order[(self._next - 1) % len(order)]) + 1
+
+    def windows(self, rng: np.random.Generator, n: int, length: int) -> np.ndarray:
+        """``n`` windows of at most ``length`` consecutive steps of one run, each ending at a row drawn
+        uniformly with replacement: (n, length) rows, right-aligned, -1 before a window that its
+        run's start (or a row since overwritten) cut short."""
+        order, prev = self.data["order"], self.data["prev"]
+        rows = np.full((n, length), -1, np.int64)
+        cur = rng.integers(0, self.size, n)
+        rows[:, -1] = cur
+        alive = np.ones(n, bool)
+        for t in range(length - 2, -1, -1):
+            number = prev[cur]
+            back = number % len(order)
+            alive &= (number >= 0) & (order[back] == number)  # the slot still holds that row
+            cur = np.where(alive, back, cur)
+            rows[alive, t] = cur[alive]
+        return rows
 
 
 # ---------------------------------------------------------------------------------- update step
@@ -289,10 +383,78 @@ def td_loss(net: QNetwork, target: QNetwork, t: dict[str, torch.Tensor], gamma: 
     return nn.functional.smooth_l1_loss(q, y)
 
 
+def window_tensors(parts: Sequence[tuple[ImageReplay, np.ndarray]], extra_reward: Any,
+                   one_hot: OneHot | ScaledCodes | None) -> dict[str, torch.Tensor]:
+    """The tensors of replayed windows (``ImageReplay.windows``: (W, T) rows of each buffer) for
+    ``sequence_td_loss``: the inputs of every window's T steps and its last step's s2, one window
+    after another (W * (T + 1) rows), the memory before each window's first step (``h0``), which
+    steps are the window's (``mask``, (W, T + 1): the last s2 always), and per step its skill
+    (``head``), a, r (+ ``extra_reward(batch)``, the replay-time diversity term), done, ret and
+    ``valid`` (W, T)."""
+    fields: dict[str, list[np.ndarray]] = {}
+    for buf, rows in parts:
+        valid = rows >= 0
+        safe = np.where(valid, rows, rows[:, -1:])
+        first = safe[np.arange(len(rows)), valid.argmax(axis=1)]  # right-aligned: the first valid step
+        d = buf.data
+        for name, value in (("s", d["s"][safe]), ("s2", d["s2"][safe]), ("last", d["s2"][rows[:, -1]]),
+                            ("h0", d["h"][first].astype(np.float32)), ("valid", valid),
+                            *((name, d[name][safe]) for name in ("a", "r", "done", "bonus", "head", "ret"))):
+            fields.setdefault(name, []).append(value)
+    f = {name: np.concatenate(v) for name, v in fields.items()}
+    w, t = f["valid"].shape
+    steps = np.concatenate([f["s"], f["last"][:, None]], axis=1).reshape(w * (t + 1), -1)
+    flat = {name: f[name].reshape(w * t, *f[name].shape[2:]) for name in ("s2", "bonus", "head", "a")}
+    extra = extra_reward(flat).reshape(w, t)
+    return {"x": torch.from_numpy(one_hot.hot(steps) if isinstance(one_hot, OneHot) else network_input(steps, one_hot)),
+            "h0": torch.from_numpy(f["h0"]),
+            "mask": torch.from_numpy(np.concatenate([f["valid"], np.ones((w, 1), bool)], axis=1)),
+            "head": torch.from_numpy(f["head"].astype(np.int64)),
+            "a": torch.from_numpy(f["a"].astype(np.int64)),
+            "r": torch.from_numpy((f["r"] + extra).astype(np.float32)),
+            "done": torch.from_numpy(f["done"].astype(np.float32)),
+            "ret": torch.from_numpy(f["ret"].astype(np.float32)),
+            "valid": torch.from_numpy(f["valid"].astype(np.float32))}
+
+
+def sequence_td_loss(net: QNetwork, target: QNetwork, t: dict[str, torch.Tensor], gamma: float,
+                     double_q: bool, action_gap: float = 0.0) -> torch.Tensor:
+    """``td_loss`` over replayed windows (``window_tensors``), both networks unrolled over each window
+    from its stored memory: step i's next state is step i + 1's input (the run's next observation,
+    the window's last s2 after its last step), so its next values are the unroll's at i + 1, read
+    by step i's skill (a window may span the skill runs of one episode, ``recurrent_scope``). The
+    Huber loss is averaged over the windows' own steps."""
+    head = t["head"].reshape(-1)
+
+    def values(network: QNetwork) -> tuple[torch.Tensor, torch.Tensor]:  # Q at each step and after it, (W, T, A)
+        memories = network.unroll(t["x"], t["h0"], t["mask"])
+        w, steps, width = memories.shape
+        here = network.head_values(memories[:, :-1].reshape(-1, width), head).view(w, steps - 1, -1)
+        after = network.head_values(memories[:, 1:].reshape(-1, width), head).view(w, steps - 1, -1)
+        return here, after
+
+    q_here, q_after = values(net)
+    a = t["a"][..., None]
+    q = q_here.gather(2, a)[..., 0]
+    with torch.no_grad():
+        here, next_target = values(target)
+        if double_q:
+            next_v = next_target.gather(2, q_after.argmax(dim=2, keepdim=True))[..., 0]
+        else:
+            next_v = next_target.max(dim=2).values
+        y = t["r"] + gamma * (1.0 - t["done"]) * next_v
+        if action_gap:
+            y = y - action_gap * (here.max(dim=2).values - here.gather(2, a)[..., 0])
+        y = torch.maximum(y, t["ret"])
+    loss = nn.functional.smooth_l1_loss(q, y, reduction="none")
+    return (loss * t["valid"]).sum() / t["valid"].sum()
+
+
 def td_update(net: QNetwork, target: QNetwork, optimizer: torch.optim.Optimizer, t: dict[str, torch.Tensor],
               gamma: float, double_q: bool, grad_clip: float, action_gap: float = 0.0) -> float:
-    """One gradient step on the TD loss; returns the loss before the step."""
-    loss = td_loss(net, target, t, gamma, double_q, action_gap)
+    """One gradient step on the TD loss (of windows when ``t`` holds them, ``window_tensors``);
+    returns the loss before the step."""
+    loss = (sequence_td_loss if "h0" in t else td_loss)(net, target, t, gamma, double_q, action_gap)
     optimizer.zero_grad()
     loss.backward()
     nn.utils.clip_grad_norm_(net.parameters(), grad_clip)
@@ -355,11 +517,11 @@ class DeepQ:
             elif self.cfg.encoding == "codes":
                 self.one_hot = ScaledCodes(self.cfg.categories, n_in)
             width = self.one_hot.width if self.one_hot is not None else n_in
-            self.net = QNetwork(width, self.cfg.hidden, self.n_heads, self.n_actions)
+            self.net = QNetwork(width, self.cfg.hidden, self.n_heads, self.n_actions, self.cfg.recurrent)
         self.target = copy.deepcopy(self.net)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=self.cfg.lr)
-        self.replay = ImageReplay(self.cfg.replay_capacity, n_in)
-        self.sil = ImageReplay(self.cfg.sil_capacity, n_in)
+        self.replay = ImageReplay(self.cfg.replay_capacity, n_in, recurrent=self.cfg.recurrent)
+        self.sil = ImageReplay(self.cfg.sil_capacity, n_in, recurrent=self.cfg.recurrent)
         self.n_in = n_in
         self._views = self._acting_views()
 
@@ -384,20 +546,38 @@ class DeepQ:
                 np.copyto(w, w_new)
                 np.copyto(b, b_new)
 
-    def q_values(self, s: np.ndarray, head: int) -> np.ndarray:
-        """Q(s, ·) of one skill on the latest weights; s (n_in,) uint8 -> (n_actions,)."""
+    def run_memory(self, current: RunMemory | None) -> RunMemory | None:
+        """The memory a skill run starts with (None without ``recurrent``): ``current``, the episode's
+        so far, with ``recurrent_scope`` "episode" once there is one; else an empty one."""
+        if not self.cfg.recurrent:
+            return None
+        if current is not None and self.cfg.recurrent_scope == "episode":
+            return current
+        empty = np.zeros(self.cfg.recurrent, np.float32)
+        return RunMemory(empty, empty)
+
+    def q_values(self, s: np.ndarray, head: int, memory: RunMemory | None = None) -> np.ndarray:
+        """Q(s, ·) of one skill on the latest weights; s (n_in,) uint8 -> (n_actions,). With
+        ``recurrent``, of the run whose ``memory`` it is, which takes s in."""
         self.sync()
+        if memory is not None:
+            return self.q_batch(s[None], np.array([head]), [memory])[0]
         return self._q_row(s, head)
 
     def _q_row(self, s: np.ndarray, head: int) -> np.ndarray:
         self.ensure(len(s))
         return numpy_q(self._views, network_input(s[None], self.one_hot)[0], head, self.n_actions)
 
-    def q_batch(self, states: np.ndarray, heads: np.ndarray) -> np.ndarray:
+    def q_batch(self, states: np.ndarray, heads: np.ndarray,
+                memories: Sequence[RunMemory] | None = None) -> np.ndarray:
         """Q(s, ·) of each row's skill in one pass (the heads share the torso, so rows of any skills
         go together); states (m, n_in) uint8, heads (m,) -> (m, n_actions). One row is
         ``q_values``' numpy call, so a lockstep of one env acts as the serial loop does. With
-        ``update_thread`` these are the weights before the step in flight (the lockstep's acting)."""
+        ``update_thread`` these are the weights before the step in flight (the lockstep's acting).
+        With ``recurrent``, ``memories`` are the rows' runs (``RunMemory``), each taking its row in."""
+        if self.cfg.recurrent:
+            assert memories is not None and len(memories) == len(states)
+            return self._recurrent_q(states, heads, memories)
         if len(states) == 1:
             return self._q_row(states[0], int(heads[0]))[None]
         self.ensure(states.shape[1])
@@ -407,6 +587,19 @@ class DeepQ:
         w, b = self._views[-1]
         rows = np.asarray(heads)[:, None] * self.n_actions + np.arange(self.n_actions)  # (m, n_actions)
         return np.einsum("mad,md->ma", w[rows], x) + b[rows]
+
+    def _recurrent_q(self, states: np.ndarray, heads: np.ndarray, memories: Sequence[RunMemory]) -> np.ndarray:
+        """``q_batch`` through the GRU: the torso, each row's memory advanced by it, the heads."""
+        self.ensure(states.shape[1])
+        x = network_input(states, self.one_hot)
+        torso, (ih, hh), (w, b) = self._views[:-3], self._views[-3:-1], self._views[-1]
+        for w_layer, b_layer in torso:
+            x = np.maximum(x @ w_layer.T + b_layer, 0.0)
+        h = numpy_gru(ih, hh, x, np.stack([m.h for m in memories]))
+        for memory, row in zip(memories, h):
+            memory.advance(row)
+        rows = np.asarray(heads)[:, None] * self.n_actions + np.arange(self.n_actions)
+        return np.einsum("mad,md->ma", w[rows], h) + b[rows]
 
     def learn(self, rng: np.random.Generator) -> None:
         """The per-step update: one gradient step on a replay batch plus a SIL batch."""
@@ -425,12 +618,20 @@ class DeepQ:
         due = self.steps // cfg.train_every - before // cfg.train_every
         if self.replay is None or len(self.replay) < cfg.learning_starts or not due:
             return
-        batch = self.replay.sample(rng, due * cfg.batch_size)
         assert self.sil is not None
-        if cfg.sil_batch_size and len(self.sil) > cfg.sil_batch_size:
-            extra = self.sil.sample(rng, due * cfg.sil_batch_size)
-            batch = {name: np.concatenate([batch[name], extra[name]]) for name in batch}
-        t = _tensors(batch, self._bonus(batch), self.one_hot)
+        use_sil = cfg.sil_batch_size and len(self.sil) > cfg.sil_batch_size
+        if cfg.recurrent:  # windows of as many steps in all as the feed-forward batch's rows
+            length = cfg.sequence_length
+            parts = [(self.replay, self.replay.windows(rng, max(1, due * cfg.batch_size // length), length))]
+            if use_sil:
+                parts.append((self.sil, self.sil.windows(rng, max(1, due * cfg.sil_batch_size // length), length)))
+            t = window_tensors(parts, self._bonus, self.one_hot)
+        else:
+            batch = self.replay.sample(rng, due * cfg.batch_size)
+            if use_sil:
+                extra = self.sil.sample(rng, due * cfg.sil_batch_size)
+                batch = {name: np.concatenate([batch[name], extra[name]]) for name in batch}
+            t = _tensors(batch, self._bonus(batch), self.one_hot)
         copy_target = (self.updates + due) // cfg.target_update > self.updates // cfg.target_update
         self.updates += due
         self.sync()
@@ -506,12 +707,27 @@ class DeepSkill:
         self.steps = 0  # training transitions of this skill (the linear ε schedule's clock)
         self.recent_runs: deque[bool] = deque(maxlen=max(1, deep.cfg.epsilon_success_window))  # outcomes
         self._recent_successes = 0  # how many of ``recent_runs`` reached the landmark
-        self._segment: list[tuple[np.ndarray, int, float, np.ndarray, bool, bool]] = []
+        self._segment: list[tuple[Any, ...]] = []  # (s, a, r, s2, done, bonus[, memory]) of the run so far
+        self.memory: RunMemory | None = None  # the serial loop's run of this skill (``deep.recurrent``)
+
+    def begin_run(self, memory: RunMemory | None = None) -> None:
+        """A run of this skill starts in the serial loop (or an evaluation) with ``memory``
+        (``DeepQ.run_memory``; the lockstep passes each env's to ``DeepQ.q_batch`` itself)."""
+        self.memory = memory
 
     def act(self, s: np.ndarray, rng: np.random.Generator, allowed: np.ndarray | None = None) -> int:
-        """ε-greedy (ε = 1 until ``learning_starts`` transitions are stored)."""
+        """ε-greedy (ε = 1 until ``learning_starts`` transitions are stored); a recurrent skill takes
+        s into its memory whichever way it acts."""
         a = self.explore(rng, allowed)
-        return a if a is not None else int(self.deep.q_values(s, self.head).argmax())
+        if a is not None and not self.deep.cfg.recurrent:
+            return a
+        q = self.deep.q_values(s, self.head, self._run_memory())
+        return a if a is not None else int(q.argmax())
+
+    def _run_memory(self) -> RunMemory | None:
+        """The memory of the run in progress (None for a feed-forward network)."""
+        assert self.memory is not None or not self.deep.cfg.recurrent, "a recurrent skill's run starts with begin_run"
+        return self.memory
 
     def explore(self, rng: np.random.Generator, allowed: np.ndarray | None = None) -> int | None:
         """The ε part of ``act``: a random action with probability ε (drawn among ``allowed`` when given,
@@ -530,14 +746,19 @@ class DeepSkill:
 
     def greedy(self, s: np.ndarray) -> int:
         """The frozen greedy action (first maximum)."""
-        return int(self.deep.q_values(s, self.head).argmax())
+        return int(self.deep.q_values(s, self.head, self._run_memory()).argmax())
 
-    def observe(self, s: np.ndarray, a: int, s2: np.ndarray, r: float, done: bool, bonus: bool = False) -> None:
-        """Store a transition in the shared replay and in this skill's segment (for SIL)."""
+    def observe(self, s: np.ndarray, a: int, s2: np.ndarray, r: float, done: bool, bonus: bool = False,
+                memory: RunMemory | None = None) -> None:
+        """Store a transition in the shared replay and in this skill's segment (for SIL); with
+        ``deep.recurrent``, as a step of the run whose ``memory`` acted (the lockstep's env's; by
+        default this skill's own run)."""
         self.deep.ensure(len(s))
         assert self.deep.replay is not None
-        self.deep.replay.add(s, a, r, s2, done, bonus, self.head)
-        self._segment.append((s, a, r, s2, done, bonus))
+        memory = memory or self.memory
+        self.deep.replay.add(s, a, r, s2, done, bonus, self.head, memory=memory)
+        row = (s, a, r, s2, done, bonus)
+        self._segment.append(row if memory is None else (*row, memory.h_prev))
         self.steps += 1
         if self.deep.cfg.epsilon_anneal_steps:
             self._anneal()
@@ -582,8 +803,12 @@ class DeepSkill:
             for i, row in enumerate(reversed(self._segment)):
                 g = row[2] + (tail if i == 0 else deep.gamma * g)  # the last row is the landmark step
                 returns.append(g)
-            for (s, a, r, s2, done, bonus), ret in zip(self._segment, reversed(returns)):
-                deep.sil.add(s, a, r, s2, done, bonus, self.head, ret)
+            copy_of: RunMemory | None = None  # recurrent rows: the run again, linked row to row in the SIL ring
+            for row, ret in zip(self._segment, reversed(returns)):
+                if len(row) > 6:  # the memory the skill acted with
+                    copy_of = copy_of or RunMemory(row[6], row[6])
+                    copy_of.h_prev = row[6]
+                deep.sil.add(*row[:6], self.head, ret, memory=copy_of)
         self._segment = []
 
     def decay_epsilon(self) -> None:

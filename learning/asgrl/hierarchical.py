@@ -76,6 +76,7 @@ class HierarchicalLearner:
         self.env_steps = 0
         self.episodes = 0
         self._failure: UserCodeError | None = None  # what ended the running episode, raised at its end
+        self._memory: Any = None  # the running episode's recurrent memory (deep.recurrent; deep_skills.RunMemory)
 
     # ------------------------------------------------------------------ helpers
     def _sid(self, obs: Any, learn: bool) -> Any:
@@ -187,6 +188,9 @@ class HierarchicalLearner:
         skill = skills.skills[z]
         if wrapper.begin(g, achieved):
             return True, s, 0, False, False
+        if self.deep is not None:
+            self._memory = self.deep.run_memory(self._memory)
+        skill.begin_run(self._memory)
         bonus = skills.bonus_fn(z) if learn else None
         if learn:
             skills.on_rollout(z)
@@ -244,6 +248,7 @@ class HierarchicalLearner:
         wrapper = SubgoalWrapper(env, labeler, self.subgoals, max_steps=self.cfg.skill_max_steps,
                                  strict=self.cfg.strict_ordering, track=not learn,
                                  protect=self.cfg.protect_landmarks, together=self.cfg.reach_together)
+        self._memory = None  # the deep skills' recurrent memory of this episode (DeepQ.run_memory)
         obs, _ = wrapper.reset(seed=seed)
         s = self._sid(obs, learn)
         achieved: list[int] = []

@@ -96,6 +96,7 @@ class _Episode:
     start: frozenset = frozenset()
     bonus: bool = False
     segment: list = field(default_factory=list)
+    memory: Any = None  # the run's recurrent memory (deep.recurrent; deep_skills.RunMemory)
     ended: tuple[bool, bool] | None = None
 
 
@@ -192,11 +193,12 @@ class Lockstep:
             a = self._skill(i).explore(rng, learner._allowed(self.wrappers[i]))
             if a is not None:
                 acts[i] = a
-        greedy = [i for i in active if i not in acts]
-        if greedy:
-            q = deep.q_batch(np.stack([self._ep(i).s for i in greedy]),
-                             np.array([self._skill(i).head for i in greedy]))
-            acts.update((i, int(row.argmax())) for i, row in zip(greedy, q))
+        # a recurrent skill takes every step's observation into its run's memory, whichever way it acts
+        batch = active if deep.cfg.recurrent else [i for i in active if i not in acts]
+        if batch:
+            q = deep.q_batch(np.stack([self._ep(i).s for i in batch]), np.array([self._skill(i).head for i in batch]),
+                             [self._ep(i).memory for i in batch] if deep.cfg.recurrent else None)
+            acts.update((i, int(row.argmax())) for i, row in zip(batch, q) if i not in acts)
         return {i: acts[i] for i in active}
 
     def _absorb(self, active: list[int], acts: dict[int, int], done: list[EpisodeStats]) -> list[EpisodeStats]:
@@ -222,7 +224,7 @@ class Lockstep:
             scored = reached or (terminated and failure_bonus)
             skill = skills.skills[ep.z]
             skill.use_segment(ep.segment)
-            skill.observe(ep.s, acts[i], s2, reward, terminated, bonus=scored and ep.bonus)
+            skill.observe(ep.s, acts[i], s2, reward, terminated, bonus=scored and ep.bonus, memory=ep.memory)
             if scored:
                 skills.on_success(ep.z, s2, obs, reached=reached)
             ep.s = s2
@@ -284,6 +286,7 @@ class Lockstep:
                 continue
             skills = learner.skill_sets[ep.g]
             ep.bonus = skills.bonus_fn(ep.z) is not None
+            ep.memory = learner.deep.run_memory(ep.memory)
             skills.on_rollout(ep.z)
             return True
         return False

@@ -296,6 +296,9 @@ class TabularQ:
         """The frozen greedy action."""
         return self.q.greedy(s)
 
+    def begin_run(self, memory: None = None) -> None:
+        """A run of this skill starts (a table has no memory to empty; ``DeepSkill.begin_run``)."""
+
     def observe(self, s: int, a: int, s2: int, r: float, done: bool, bonus: bool = False) -> None:
         """Store a transition in replay and in the current segment (for SIL)."""
         self.q.ensure(max(s, s2) + 1)
