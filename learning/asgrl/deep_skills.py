@@ -14,7 +14,9 @@ k-means clusters of the M most recent landmark observations (App. D, ``clusterin
 the tabular meta-controller over the history of chosen skills.
 
 ``epsilon_anneal_steps`` > 0 swaps App. G's ε decay per success for DQN's linear anneal over
-each skill's own steps.
+each skill's own steps. ``recurrent`` > 0 puts a GRU cell between the torso and the heads: a memory
+over an episode's skill runs (or one run), replayed in windows of one memory's consecutive steps
+(``RunMemory``, ``ImageReplay.windows``, ``window_tensors``, ``sequence_td_loss``).
 
 Pieces, in order: the features (``pool_image``, from ``clustering.py``; ``standardize``, ``encode``,
 ``OneHot``), the network (``QNetwork``: an MLP torso, one head of ``n_actions`` values per skill), the replay ring

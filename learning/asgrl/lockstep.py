@@ -8,7 +8,8 @@ learner: the Q-network, replay and SIL buffers, the skill sets with their divers
 
 1. each env's skill draws its ε (``DeepSkill.explore``, env by env); the envs that act greedily
    get their Q-values from one batched forward pass (``DeepQ.q_batch``: the skills are heads of
-   one torso, so one pass covers every env whatever its skill);
+   one torso, so one pass covers every env whatever its skill). With ``deep.recurrent`` every env
+   is in that pass, as each env's memory (``_Episode.memory``) takes in every step's observation;
 2. the envs step one after another, and each transition goes to the replay buffer, its env's
    segment and the diversity counts, as in the serial loop;
 3. one update for the tick's n env steps (``DeepQ.learn_steps``): the serial loop's n /
@@ -96,7 +97,7 @@ class _Episode:
     start: frozenset = frozenset()
     bonus: bool = False
     segment: list = field(default_factory=list)
-    memory: Any = None  # the run's recurrent memory (deep.recurrent; deep_skills.RunMemory)
+    memory: Any = None  # the recurrent memory of the episode or of the running skill (deep.recurrent_scope)
     ended: tuple[bool, bool] | None = None
 
 
