@@ -2,6 +2,7 @@
 images, checkpoints through ``asg.learning.checkpoint``, seeded training and the torch state."""
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 
@@ -424,31 +425,68 @@ def test_a_minigrid_world_gives_deep_skills_its_egocentric_view(tmp_path):
     assert deep_input(bind_domain("pixel-mario")) == {}
 
 
-def test_frame_stack_gives_the_skills_the_last_views_and_trains_evaluates_and_resumes(tmp_path):
-    """``deep.frame_stack`` 3: the env the learner acts in returns the last 3 views, the reset's
-    repeated at first; the first layer is 3 times wider, while k-means sees an end state's last view
-    alone; a run trains, is evaluated from its folder and resumes to the uninterrupted run's metrics."""
+@contextlib.contextmanager
+def doorkey_view(name: str):
+    """The user's DoorKey-5x5 example read through its egocentric view, registered as ``name`` while
+    the block runs: its binding."""
     pytest.importorskip("minigrid")
     from pathlib import Path
 
     from asg.envs import plugins
-    from asg.learning.asgrl.trainer import evaluate_run, run_config
-    from asg.learning.registry import learner_env
-    from asg.learning.run_dir import RunDir
 
     examples = Path(__file__).resolve().parent.parent / "examples" / "doorkey"
     spec = plugins.domain_from_parts("MiniGrid-DoorKey-5x5-v0", "labels:DOORKEY", examples / "doorkey.pddl",
-                                     name="doorkey-stack-test", observation="view", folder=examples)
+                                     name=name, observation="view", folder=examples)
     plugins.add_domain(spec, replace=True)
     try:
-        view = bind_domain("doorkey-stack-test")
-        base = run_config(view, plugin=True, skills="deep", seed=2)
-        cfg = merge_overrides(base, {**SMALL, "learner": {**SMALL["learner"], "deep": {
-            **SMALL["learner"]["deep"], "frame_stack": 3}}, "checkpoint_interval": 500})
+        yield bind_domain(name)
+    finally:
+        plugins.unregister_domain(name)
+
+
+def small_deep(view, **deep):
+    """``SMALL`` on the view's deep defaults, with ``deep`` fields of ``learner.deep`` besides."""
+    from asg.learning.asgrl.trainer import run_config
+
+    base = run_config(view, plugin=True, skills="deep", seed=2)
+    learner = {**SMALL["learner"], "deep": {**SMALL["learner"]["deep"], **deep}}
+    return merge_overrides(base, {**SMALL, "learner": learner, "checkpoint_interval": 500})
+
+
+def trains_evaluates_and_resumes(cfg, view, tmp_path):
+    """A run of ``cfg`` trains; ``asg eval`` of its folder replays its budget; a run stopped after two
+    checks and resumed ends as the uninterrupted one. The whole run's loaded learner."""
+    from asg.learning.asgrl.trainer import evaluate_run
+    from asg.learning.run_dir import RunDir
+
+    whole = train(cfg, run_dir=RunDir.create(tmp_path / "whole", cfg), binding=view)
+    assert evaluate_run(tmp_path / "whole", episodes=2).env_steps == whole.env_steps
+    calls = {"n": 0}
+
+    def stop():
+        calls["n"] += 1
+        return calls["n"] > 2
+    part = train(cfg, run_dir=RunDir.create(tmp_path / "part", cfg), binding=view, should_stop=stop)
+    assert part.status == "interrupted"
+    resumed = train(cfg, run_dir=RunDir.open(tmp_path / "part"), binding=view, resume=True)
+    assert resumed.env_steps == whole.env_steps and resumed.episodes == whole.episodes
+    return RunDir.open(tmp_path / "whole").load_checkpoint(cfg, view, make_subgoals(cfg, view.task))["learner"]
+
+
+def test_frame_stack_gives_the_skills_the_last_views_and_trains_evaluates_and_resumes(tmp_path):
+    """``deep.frame_stack`` 3: the env the learner acts in returns the last 3 views, the reset's
+    repeated at first; the first layer is 3 times wider, while k-means sees an end state's last view
+    alone; a run trains, is evaluated from its folder and resumes to the uninterrupted run's metrics."""
+    from asg.envs import plugins
+    from asg.learning.asgrl.trainer import run_config
+    from asg.learning.registry import learner_env
+
+    with doorkey_view("doorkey-stack-test") as view:
+        cfg = small_deep(view, frame_stack=3)
         env = learner_env(cfg, view, 50)
         first, _ = env.reset(seed=5)
         assert first.shape == (3, 7, 7, 3) and (first == first[0]).all()
-        plain_env = learner_env(base, view, 50)
+        plain_env = learner_env(run_config(view, plugin=True, skills="deep", seed=2), view, 50)
         plain = plain_env.reset(seed=5)[0]
         assert plain.shape == (7, 7, 3) and np.array_equal(first[-1], plain)
         for action in (0, 0, 2):  # left, left, forward: each step shifts the stack by one view
@@ -456,25 +494,12 @@ def test_frame_stack_gives_the_skills_the_last_views_and_trains_evaluates_and_re
             assert np.array_equal(after[:2], before[1:]) and np.array_equal(after[2], plain_env.step(action)[0])
             first = after
 
-        whole = train(cfg, run_dir=RunDir.create(tmp_path / "whole", cfg), binding=view)
-        learner = RunDir.open(tmp_path / "whole").load_checkpoint(cfg, view, make_subgoals(cfg, view.task))["learner"]
+        learner = trains_evaluates_and_resumes(cfg, view, tmp_path)
         assert next(learner.deep.net.parameters()).shape[1] == 3 * 49 * sum(plugins.MINIGRID_CATEGORIES)
         ends = np.stack([first, after]).reshape(2, -1).astype(np.uint8)  # end states cluster by their last view
         features = learner.skill_sets[0].featurize(ends)
         assert features.shape == (2, 49 * sum(plugins.MINIGRID_CATEGORIES))
         assert np.array_equal(features, learner.deep.one_hot(ends)[:, -features.shape[1]:])
-        assert evaluate_run(tmp_path / "whole", episodes=2).env_steps == whole.env_steps
-        calls = {"n": 0}
-
-        def stop():
-            calls["n"] += 1
-            return calls["n"] > 2
-        part = train(cfg, run_dir=RunDir.create(tmp_path / "part", cfg), binding=view, should_stop=stop)
-        assert part.status == "interrupted"
-        resumed = train(cfg, run_dir=RunDir.open(tmp_path / "part"), binding=view, resume=True)
-        assert resumed.env_steps == whole.env_steps and resumed.episodes == whole.episodes
-    finally:
-        plugins.unregister_domain("doorkey-stack-test")
 
 
 @pytest.mark.slow

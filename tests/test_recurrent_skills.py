@@ -4,14 +4,12 @@ run ("run"), replayed in windows of one run from the memory the skill acted with
 state). MultiRoom's skills cannot tell the door they came through from the one ahead in one view."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import gymnasium as gym
 import numpy as np
 import pytest
 import torch
 from gymnasium import spaces
-from test_deep_skills import SMALL
+from test_deep_skills import doorkey_view, small_deep, trains_evaluates_and_resumes
 from test_lockstep import DEEP, binding, serial_and_lockstep  # noqa: F401  (binding: the fixture)
 
 from asg.envs import plugins
@@ -170,36 +168,10 @@ def test_a_recurrent_run_trains_evaluates_and_resumes_from_its_folder(tmp_path):
     """DoorKey-5x5's view with ``deep.recurrent`` 16: a run trains, is evaluated from its folder, and a
     run stopped and resumed ends as the uninterrupted one; its learner's state does not load into a
     feed-forward learner (one clear error)."""
-    pytest.importorskip("minigrid")
-    from asg.learning.asgrl.trainer import evaluate_run, run_config, train
-    from asg.learning.registry import bind_domain
-    from asg.learning.run_dir import RunDir
-
-    examples = Path(__file__).resolve().parent.parent / "examples" / "doorkey"
-    spec = plugins.domain_from_parts("MiniGrid-DoorKey-5x5-v0", "labels:DOORKEY", examples / "doorkey.pddl",
-                                     name="doorkey-gru-test", observation="view", folder=examples)
-    plugins.add_domain(spec, replace=True)
-    try:
-        view = bind_domain("doorkey-gru-test")
-        base = run_config(view, plugin=True, skills="deep", seed=2)
-        cfg = merge_overrides(base, {**SMALL, "learner": {**SMALL["learner"], "deep": {
-            **SMALL["learner"]["deep"], "recurrent": 16, "sequence_length": 4}}, "checkpoint_interval": 500})
-        whole = train(cfg, run_dir=RunDir.create(tmp_path / "whole", cfg), binding=view)
-        learner = RunDir.open(tmp_path / "whole").load_checkpoint(cfg, view, make_subgoals(cfg, view.task))["learner"]
+    with doorkey_view("doorkey-gru-test") as view:
+        learner = trains_evaluates_and_resumes(small_deep(view, recurrent=16, sequence_length=4), view, tmp_path)
         assert learner.deep.net.gru is not None and learner.deep.replay.written() == len(learner.deep.replay) > 0
-        assert evaluate_run(tmp_path / "whole", episodes=2).env_steps == whole.env_steps
-        calls = {"n": 0}
-
-        def stop():
-            calls["n"] += 1
-            return calls["n"] > 2
-        part = train(cfg, run_dir=RunDir.create(tmp_path / "part", cfg), binding=view, should_stop=stop)
-        assert part.status == "interrupted"
-        resumed = train(cfg, run_dir=RunDir.open(tmp_path / "part"), binding=view, resume=True)
-        assert resumed.env_steps == whole.env_steps and resumed.episodes == whole.episodes
-        plain = merge_overrides(base, SMALL)
+        plain = small_deep(view)
         feed_forward = build_learner(plain, make_subgoals(plain, view.task), learner.n_actions)
         with pytest.raises(ValueError, match="does not fit"):
             feed_forward.load_state_dict(learner.state_dict())
-    finally:
-        plugins.unregister_domain("doorkey-gru-test")
