@@ -583,25 +583,29 @@ class DeepQ:
         if len(states) == 1:
             return self._q_row(states[0], int(heads[0]))[None]
         self.ensure(states.shape[1])
-        x = network_input(states, self.one_hot)  # (m, d)
-        for w, b in self._views[:-1]:
-            x = np.maximum(x @ w.T + b, 0.0)
-        w, b = self._views[-1]
-        rows = np.asarray(heads)[:, None] * self.n_actions + np.arange(self.n_actions)  # (m, n_actions)
-        return np.einsum("mad,md->ma", w[rows], x) + b[rows]
+        return self._head_rows(self._torso_rows(states, self._views[:-1]), heads)
 
     def _recurrent_q(self, states: np.ndarray, heads: np.ndarray, memories: Sequence[RunMemory]) -> np.ndarray:
         """``q_batch`` through the GRU: the torso, each row's memory advanced by it, the heads."""
         self.ensure(states.shape[1])
-        x = network_input(states, self.one_hot)
-        torso, (ih, hh), (w, b) = self._views[:-3], self._views[-3:-1], self._views[-1]
-        for w_layer, b_layer in torso:
-            x = np.maximum(x @ w_layer.T + b_layer, 0.0)
-        h = numpy_gru(ih, hh, x, np.stack([m.h for m in memories]))
+        ih, hh = self._views[-3:-1]
+        h = numpy_gru(ih, hh, self._torso_rows(states, self._views[:-3]), np.stack([m.h for m in memories]))
         for memory, row in zip(memories, h):
             memory.advance(row)
-        rows = np.asarray(heads)[:, None] * self.n_actions + np.arange(self.n_actions)
-        return np.einsum("mad,md->ma", w[rows], h) + b[rows]
+        return self._head_rows(h, heads)
+
+    def _torso_rows(self, states: np.ndarray, torso: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """The torso's layers (``torso``: their numpy views) on stored observations (m, n_in) -> (m, width)."""
+        x = network_input(states, self.one_hot)  # (m, d)
+        for w, b in torso:
+            x = np.maximum(x @ w.T + b, 0.0)
+        return x
+
+    def _head_rows(self, x: np.ndarray, heads: np.ndarray) -> np.ndarray:
+        """Each row's own head on x (m, width): (m, n_actions)."""
+        w, b = self._views[-1]
+        rows = np.asarray(heads)[:, None] * self.n_actions + np.arange(self.n_actions)  # (m, n_actions)
+        return np.einsum("mad,md->ma", w[rows], x) + b[rows]
 
     def learn(self, rng: np.random.Generator) -> None:
         """The per-step update: one gradient step on a replay batch plus a SIL batch."""
