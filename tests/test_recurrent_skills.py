@@ -127,10 +127,9 @@ def cue_learner(cue, deep: dict, seed: int = 0):
 
 def test_a_skill_with_a_memory_takes_the_cue_another_skill_saw(cue):
     """The cue shows while the (at-end) skills walk; the (at-goal) skills must act on it. Greedy on 40
-    layouts, half of each cue, after 600 training episodes with the memory (seed 0; seeds 0-3 all
-    reached 1.0 by episode 500 in the session that added this). The feed-forward skills see the same
-    view at the end either way, and so does a memory emptied at each skill run: right on half of the
-    layouts at most however long they train (200 episodes here, for time)."""
+    layouts, half of each cue, after 600 training episodes with the memory (seed 0). The feed-forward
+    skills see the same view at the end either way, and so does a memory emptied at each skill run:
+    right on half of the layouts at most however long they train (200 episodes here, for time)."""
     env = CueCorridor()
     scores = {}
     for name, deep, episodes in (("episode", {"recurrent": 16}, 600),
