@@ -312,12 +312,12 @@ class DeepQConfig:
     # and k-means diversity still clusters the skills' end states by their last view alone.
     frame_stack: int = 1
     # 0: the skills' network is feed-forward (the step's observation alone). H > 0 (ours): a GRU cell
-    # of width H between the torso and the heads carries a memory over each skill run, started empty
-    # when the run starts (a recurrent Q-network, DRQN: Hausknecht & Stone 2015). Replay samples
-    # windows of ``sequence_length`` consecutive steps of one run and unrolls the GRU over them from
-    # the memory the skill acted with at the window's first step (R2D2's stored state: Kapturowski
-    # et al. 2019); a window is cut at its run's start. MultiRoom's skills cannot tell the door they
-    # came through from the one ahead in one view (docs/asgrl.md).
+    # of width H between the torso and the heads carries a memory over the episode or each skill run
+    # (``recurrent_scope``; a recurrent Q-network, DRQN: Hausknecht & Stone 2015). Replay samples
+    # windows of ``sequence_length`` consecutive steps of one memory and unrolls the GRU over them
+    # from the memory the skill acted with at the window's first step (R2D2's stored state:
+    # Kapturowski et al. 2019); a window is cut where its memory started. MultiRoom's skills cannot
+    # tell the door they came through from the one ahead in one view (docs/asgrl.md).
     recurrent: int = 0
     sequence_length: int = 8  # steps of one replayed window with ``recurrent`` (ours)
     # "episode": the memory goes on from one skill run to the next within an episode (the GRU is

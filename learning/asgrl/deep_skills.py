@@ -372,17 +372,24 @@ def td_loss(net: QNetwork, target: QNetwork, t: dict[str, torch.Tensor], gamma: 
             here, next_target = frozen[:n], frozen[n:]
         else:
             here, next_target = None, target(t["s2"], t["head"])
-        if next_online is not None:
-            best = next_online.argmax(dim=1, keepdim=True)
-            next_v = next_target.gather(1, best)[:, 0]
-        else:
-            next_v = next_target.max(dim=1).values
-        y = t["r"] + gamma * (1.0 - t["done"]) * next_v
-        if here is not None:
-            y = y - action_gap * (here.max(dim=1).values - here.gather(1, t["a"][:, None])[:, 0])
-        if "ret" in t:
-            y = torch.maximum(y, t["ret"])
+        y = td_target(t, gamma, next_target, next_online, here, action_gap)
     return nn.functional.smooth_l1_loss(q, y)
+
+
+def td_target(t: dict[str, torch.Tensor], gamma: float, next_target: torch.Tensor, next_online: torch.Tensor | None,
+              here: torch.Tensor | None, action_gap: float) -> torch.Tensor:
+    """``td_loss``'s y over any leading shape (actions on the last axis): r + γ(1 − done)·Q_target(s2,
+    a*), a* the online net's best when ``next_online`` is given, else the target's; minus
+    ``action_gap``·(max_b Q_target(s, b) − Q_target(s, a)) when ``here`` is given; then max(y, ret)
+    when ``t`` holds the SIL returns."""
+    if next_online is not None:
+        next_v = next_target.gather(-1, next_online.argmax(dim=-1, keepdim=True))[..., 0]
+    else:
+        next_v = next_target.max(dim=-1).values
+    y = t["r"] + gamma * (1.0 - t["done"]) * next_v
+    if here is not None:
+        y = y - action_gap * (here.max(dim=-1).values - here.gather(-1, t["a"][..., None])[..., 0])
+    return torch.maximum(y, t["ret"]) if "ret" in t else y
 
 
 def window_tensors(parts: Sequence[tuple[ImageReplay, np.ndarray]], extra_reward: Any,
@@ -436,18 +443,10 @@ def sequence_td_loss(net: QNetwork, target: QNetwork, t: dict[str, torch.Tensor]
         return here, after
 
     q_here, q_after = values(net)
-    a = t["a"][..., None]
-    q = q_here.gather(2, a)[..., 0]
+    q = q_here.gather(2, t["a"][..., None])[..., 0]
     with torch.no_grad():
         here, next_target = values(target)
-        if double_q:
-            next_v = next_target.gather(2, q_after.argmax(dim=2, keepdim=True))[..., 0]
-        else:
-            next_v = next_target.max(dim=2).values
-        y = t["r"] + gamma * (1.0 - t["done"]) * next_v
-        if action_gap:
-            y = y - action_gap * (here.max(dim=2).values - here.gather(2, a)[..., 0])
-        y = torch.maximum(y, t["ret"])
+        y = td_target(t, gamma, next_target, q_after if double_q else None, here if action_gap else None, action_gap)
     loss = nn.functional.smooth_l1_loss(q, y, reduction="none")
     return (loss * t["valid"]).sum() / t["valid"].sum()
 
