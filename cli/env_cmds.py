@@ -144,8 +144,9 @@ def _suggest(spec: Any, checked: Path | None, config: Any, min_goal_traces: int,
         report = run_mvtr(spec, write_path, config)
         data["repair"] = {**fixed.to_json(), "written": str(write_path), "mvtr": report.verdict}
         lines += [f"wrote {write_path}: {len(fixed.applied)} hint(s) applied",
-                  *(f"  {edit}" for edit in dict.fromkeys(e for hint in fixed.applied for e in hint.edits)),
+                  *(f"  {edit}" for edit in fixed.edits),
                   f"re-check of {write_path}: {report.to_text().splitlines()[0].split(': ', 1)[1]}",
-                  "new landmark sequence: " + " < ".join(fixed.subgoals)]
+                  "new landmark sequence: " + " < ".join(fixed.subgoals),
+                  *(["needed again: " + "; ".join(fixed.again)] if fixed.again else [])]
     click.echo(json.dumps(data, indent=2, sort_keys=True, default=str) if as_json else "\n".join(lines))
     return report

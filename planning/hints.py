@@ -11,6 +11,13 @@ at ``n - 1`` (the one with the fewest false preconditions when none does). Four 
   action (nor a landmark the model orders before ``Y``): add it;
 * ``missing-landmark``: the same, but ``X`` no longer holds at ``n - 1``: the model lacks a
   landmark ordered before ``Y`` (the edit is the same precondition, which orders ``X`` first);
+* ``missing-undo``: an atom ``X`` that holds from the start, is made false on the way (where a
+  model action first makes one of its atoms true) and holds again at ``n - 1``, in every
+  goal-reaching trace: the model lacks the undo and the redo. Edits: ``X`` in the initial state,
+  its delete on that action, an achiever that makes it true again (from the steps where it comes
+  back), and ``X`` in the precondition of the identified action (one object in the hand: the key
+  goes down before the ball comes up). A first-true reading cannot see this, since ``X`` first
+  holds at step 0;
 * ``wrong-effect``: a model atom the env turns false at ``n`` in every goal-reaching trace
   while the identified action keeps it (add the delete) or even adds it (remove the effect);
 * ``unreachable-as-modelled``: a landmark of the model that the goal-reaching traces reach while
@@ -37,7 +44,7 @@ from asg.planning.landmark_graph import LandmarkGraph
 from asg.planning.mvtr import AtomTrace
 from asg.planning.task import Atom, Operator, Task
 
-KINDS = ("unreachable-as-modelled", "missing-precondition", "missing-landmark", "wrong-effect")
+KINDS = ("unreachable-as-modelled", "missing-precondition", "missing-landmark", "missing-undo", "wrong-effect")
 
 
 class NoGoalTraceError(AsgError):
@@ -67,7 +74,8 @@ class Edit:
 
     op: str
     """``add-precondition``, ``remove-precondition``, ``add-delete``, ``remove-effect``,
-    ``declare`` (a predicate) or ``add-action`` (a parameterless achiever of ``atom``)."""
+    ``declare`` (a predicate), ``add-init`` (an atom of the problem's initial state) or
+    ``add-action`` (a parameterless achiever of ``atom``)."""
     action: str
     atom: str
     precondition: tuple[str, ...] = ()
@@ -75,6 +83,8 @@ class Edit:
     also: tuple[str, ...] = ()
     """For ``add-action``: effects besides ``atom`` (atoms every goal-reaching trace makes true in
     the same step)."""
+    removes: tuple[str, ...] = ()
+    """For ``add-action``: delete effects (atoms every trace turns false in the step ``atom`` comes back)."""
 
     def __str__(self) -> str:
         if self.op == "add-precondition":
@@ -87,7 +97,10 @@ class Edit:
             return f"remove {self.atom} from the effect of {self.action}"
         if self.op == "declare":
             return f"declare {self.atom} in :predicates"
-        pre, eff = " ".join(self.precondition), " ".join((self.atom, *self.also))
+        if self.op == "add-init":
+            return f"add {self.atom} to the problem's :init"
+        pre = " ".join(self.precondition)
+        eff = " ".join((self.atom, *self.also, *(f"(not {r})" for r in self.removes)))
         return (f"add (:action {self.action} :parameters () :precondition (and {pre}) "
                 f":effect (and {eff}))")
 
@@ -119,7 +132,7 @@ class Hint:
 
     def lines(self) -> list[str]:
         where = ", ".join(f"{t}@{s}" for t, s in self.examples)
-        main = next(e for e in self.edits if e.op not in ("declare", "add-action"))  # what the hint is for
+        main = next(e for e in self.edits if e.op not in ("declare", "add-action", "add-init"))  # what the hint is for
         evidence = self.evidence or (f"{self.support} of {self.goal_traces} goal-reaching traces ({where}); "
                                      f"{self.agree} of {self.occurrences} traces agree")
         return [f"[{self.kind}] {main}",
@@ -131,7 +144,7 @@ class Hint:
     def from_json(cls, data: dict) -> Hint:
         """Rebuild from an entry of ``HintReport.to_json()["hints"]``."""
         edits = tuple(Edit(str(e["op"]), str(e["action"]), str(e["atom"]), tuple(e.get("precondition", ())),
-                           tuple(e.get("also", ()))) for e in data["edit_ops"])
+                           tuple(e.get("also", ())), tuple(e.get("removes", ()))) for e in data["edit_ops"])
         kept = {k: v for k, v in data.items() if k not in ("edits", "edit_ops")}
         return cls(**{**kept, "edits": edits, "atoms": tuple(data["atoms"]),
                       "examples": tuple(tuple(e) for e in data["examples"])})
@@ -276,6 +289,7 @@ def suggest(task: Task, traces: Sequence[AtomTrace], graph: LandmarkGraph,
     all_uses = _uses(task, traces)
     before = _ordered_before(graph)
     hints = [*_precondition_hints(task, goal, traces, all_uses, before, config),
+             *_undo_hints(task, goal, traces, all_uses, before, config),
              *_effect_hints(task, goal, all_uses, config),
              *_unreachable_hints(task, goal, traces, all_uses, graph, config)]
     hints.sort(key=Hint.rank_key)
@@ -401,12 +415,101 @@ def _new_achiever(x: Atom, goal: Sequence[AtomTrace], traces: Sequence[AtomTrace
     its effects ``x`` and the atoms no model action adds that every goal-reaching trace makes true
     in the same step (one step, one action: two actions would order them, which no trace does)."""
     firsts = [t.first_true() for t in goal]
-    steps = [(t, f[x]) for t in traces if (f := t.first_true()).get(x)]
+    steps = achieving_steps(x, traces, again=False)
     pre = set.intersection(*(set(t.states[n - 1]) & vocabulary for t, n in steps)) if steps else set()
     together = set.intersection(*({a for a, m in f.items() if m == f.get(x)} for f in firsts)) if steps else set()
     group = sorted((together - achieved) | {x})  # one name per group: two hints share the action
     name = "achieve_" + "_and_".join("_".join((a.predicate, *a.args)) for a in group).replace("-", "_")
     return Edit("add-action", name, str(group[0]), tuple(sorted(map(str, pre))), tuple(map(str, group[1:])))
+
+
+def achieving_steps(x: Atom, traces: Sequence[AtomTrace], again: bool) -> list[tuple[AtomTrace, int]]:
+    """(trace, step) where ``x`` comes true: the first time in each trace, or with ``again`` every
+    time it comes back (an atom true from the start). A new achiever's precondition is what holds
+    at every one of them (``_new_achiever``, ``_re_achiever``, ``repair.refine_achievers``)."""
+    if again:
+        return [(t, n) for t in traces for n in _rises(t, x)]
+    return [(t, f[x]) for t in traces if (f := t.first_true()).get(x)]
+
+
+def _fall(trace: AtomTrace, x: Atom, before: int) -> int | None:
+    """The first step (< ``before``) at which ``x``, true since the start, turns false."""
+    return next((n for n in range(1, before) if x not in trace.states[n]), None)
+
+
+def _rises(trace: AtomTrace, x: Atom) -> list[int]:
+    """Every step at which ``x`` turns true (it was false at the step before)."""
+    return [n for n in range(1, len(trace.states)) if x in trace.states[n] and x not in trace.states[n - 1]]
+
+
+def _undo_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[AtomTrace],
+                all_uses: dict[Atom, list[_Use]], before: dict[Atom, set[Atom]],
+                config: HintConfig) -> list[Hint]:
+    """Atoms true from the start that the env makes false on the way and true again before an
+    action of the model fires, in every goal-reaching trace (``missing-undo``). The undo is
+    placed on the model action that first makes one of its atoms true in the step the atom first
+    turns false, the same action in every goal-reaching trace; a hint with no such action is not
+    asserted (its undo would be a guess)."""
+    vocabulary = {a.positive() for a in task.facts}
+    achieved = {a for op in task.operators for a in op.add}
+    rising: dict[tuple[str, int], set[Operator]] = {}  # (trace, step) -> the model actions first adding there
+    for uses in all_uses.values():
+        for u in uses:
+            rising.setdefault((u.trace.name, u.step), set()).add(u.op)
+    initial = set.intersection(*(set(t.states[0]) for t in traces))
+    candidates: dict[Atom, list[tuple[Atom, list[_Use], bool]]] = {}
+    undoers: dict[tuple[Atom, Atom], list[Operator]] = {}
+    for y, uses in sorted(all_uses.items()):
+        g_uses = _goal_uses(uses, goal)
+        if len(g_uses) < config.min_goal_traces or len(g_uses) < len(goal):
+            continue
+        known = set.union(*(set(u.op.pre) | set(u.op.add) for u in g_uses))
+        known |= {b for a in known | {y} for b in before.get(a, set())}
+        held = set.intersection(*(set(u.trace.states[u.step - 1]) for u in g_uses)) & initial
+        for x in sorted(held - known - {y}):
+            falls = [_fall(u.trace, x, u.step - 1) for u in g_uses]
+            if None in falls:
+                continue
+            by_schema = [{schema(op): op for op in rising.get((u.trace.name, f), ())} for u, f in zip(g_uses, falls)]
+            shared = set.intersection(*(set(ops) for ops in by_schema))
+            if len(shared) != 1:
+                continue
+            candidates.setdefault(x, []).append((y, g_uses, True))
+            undoers[x, y] = [ops[next(iter(shared))] for ops in by_schema]
+    hints = []
+    for x, options in sorted(candidates.items()):
+        for y, g_uses, _ in _earliest(options):
+            op, undo = g_uses[0].op, undoers[x, y]
+            edits = [Edit("declare", "", str(x))] if x not in vocabulary else []
+            if x not in task.init:
+                edits.append(Edit("add-init", "", str(x)))
+            if x not in achieved:
+                edits.append(_re_achiever(x, traces, vocabulary | {x}))
+            edits.append(Edit("add-precondition", schema(op), str(x)))  # the hint's main edit: printed first
+            if any(x not in u.delete for u in undo):
+                edits.append(Edit("add-delete", schema(undo[0]), str(x)))
+            all_y = all_uses[y]
+            agree = sum(x in u.trace.states[0] and x in u.trace.states[u.step - 1]
+                        and _fall(u.trace, x, u.step - 1) is not None for u in all_y)
+            made = " ".join(sorted(str(a) for a in undo[0].add & set(all_uses)))
+            reason = (f"{x} holds from the start, turns false where {schema(undo[0])} first makes {made} true, "
+                      f"and holds again when {schema(op)} makes {y} true, in every goal-reaching trace; "
+                      + ("the model does not mention it" if x not in vocabulary else
+                         "the model neither takes it away there nor requires it again"))
+            hints.append(Hint("missing-undo", tuple(edits), (str(x),), reason, len(g_uses), len(goal),
+                              _laplace(agree, len(all_y)), agree, len(all_y), _examples(g_uses, config)))
+    return hints
+
+
+def _re_achiever(x: Atom, traces: Sequence[AtomTrace], vocabulary: set[Atom]) -> Edit:
+    """A parameterless action making ``x`` true again: its precondition the atoms that hold, and its
+    deletes those that turn false, in every step of every trace where ``x`` comes back (``(has-key)``
+    and ``(not (has-key))`` for ``(hands-empty)``: the key is put down)."""
+    steps = achieving_steps(x, traces, again=True)
+    pre = set.intersection(*(set(t.states[n - 1]) & vocabulary for t, n in steps))
+    removes = set.intersection(*(set(t.states[n - 1] - t.states[n]) & vocabulary for t, n in steps))
+    name = "restore_" + "_".join((x.predicate, *x.args)).replace("-", "_")
+    return Edit("add-action", name, str(x), tuple(sorted(map(str, pre))), (), tuple(sorted(map(str, removes))))
 
 
 def _effect_hints(task: Task, goal: Sequence[AtomTrace], all_uses: dict[Atom, list[_Use]],

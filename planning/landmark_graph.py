@@ -157,6 +157,14 @@ class LandmarkGraph:
             counts[o.kind] += 1
         return counts
 
+    def needed_again(self) -> list[tuple[Landmark, Landmark]]:
+        """(landmark, after): initially true landmarks a reasonable ordering puts after another
+        landmark. The way to the goal makes them false, so they must be achieved again after it
+        (``(hands-empty)`` after ``(has-key)``: the key goes down before the ball comes up; LAMA's
+        landmarks "required again"). Empty unless the graph was built with reasonable orderings."""
+        return [(self.by_id(o.target), self.by_id(o.source)) for o in self.reasonable
+                if self.by_id(o.target).initially_true]
+
     def full_graph(self) -> nx.MultiDiGraph:
         """All orderings, reasonable included (may hold cycles)."""
         import networkx as nx

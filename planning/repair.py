@@ -10,7 +10,7 @@ loses the source's comments and orders its actions by name (``pddl.formatter``'s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pddl.action import Action
 from pddl.core import Domain, Problem
@@ -21,7 +21,7 @@ from pddl.logic.terms import Constant, Variable
 
 from asg.planning.errors import AsgError
 from asg.planning.grounding import ground
-from asg.planning.hints import Edit, Hint
+from asg.planning.hints import Edit, Hint, achieving_steps
 from asg.planning.landmark_graph import LandmarkGraph
 from asg.planning.landmarks import compute_landmarks
 from asg.planning.mvtr import AtomTrace, MVTRReport, check_mvtr
@@ -46,12 +46,19 @@ class RepairResult:
     """The repaired model's landmark sequence (``LandmarkGraph.subgoals``)."""
     landmarks: tuple[str, ...] = field(default=())
     """Every fact landmark of the repaired model."""
+    again: tuple[str, ...] = field(default=())
+    """Initially true landmarks the repaired model needs again, each with the landmark it comes after
+    (``LandmarkGraph.needed_again``): ``(hands-empty) after (has-key)``."""
+    edits: tuple[Edit, ...] = field(default=())
+    """The edits written: the applied hints', with the new achievers' preconditions read again over
+    the repaired model's atoms (``refine_achievers``)."""
 
     def to_json(self) -> dict:
         return {"applied": [[str(e) for e in h.edits] for h in self.applied],
+                "edits": [str(e) for e in self.edits],
                 "skipped": [{"edits": [str(e) for e in h.edits], "why": why} for h, why in self.skipped],
                 "mvtr": self.report.verdict, "subgoals": list(self.subgoals),
-                "landmarks": list(self.landmarks)}
+                "landmarks": list(self.landmarks), "needed_again": list(self.again)}
 
 
 def _predicate(atom: Atom, constants: dict[str, Constant]) -> Predicate:
@@ -76,6 +83,7 @@ def apply_edits(model: Model, edits: Sequence[Edit]) -> str:
     constants = {str(c.name): c for c in domain.constants}
     predicates = {str(p.name): p for p in domain.predicates}
     actions = {str(a.name): a for a in domain.actions}
+    init = list(problem.init) if problem is not None else []
     for edit in dict.fromkeys(edits):  # two hints may share an edit (the same new achiever)
         atom = Atom.parse(edit.atom)
         for arg in atom.args:  # a ground atom in a schema needs its objects as domain constants
@@ -87,11 +95,17 @@ def apply_edits(model: Model, edits: Sequence[Edit]) -> str:
                 params = [Variable(f"a{i}", constants[a].type_tags) for i, a in enumerate(atom.args)]
                 predicates[atom.predicate] = Predicate(atom.predicate, *params)
             continue
+        if edit.op == "add-init":
+            if problem is None:
+                raise EditError(f"{edit}: the model has no problem")
+            init += [] if any(_same(a, pred) for a in init) else [pred]
+            continue
         if edit.op == "add-action":
             if edit.action in actions:
                 raise EditError(f"{edit}: an action {edit.action} exists")
             pre = [_predicate(Atom.parse(p), constants) for p in edit.precondition]
-            eff = [pred, *(_predicate(Atom.parse(a), constants) for a in edit.also)]
+            eff = [pred, *(_predicate(Atom.parse(a), constants) for a in edit.also),
+                   *(Not(_predicate(Atom.parse(a), constants)) for a in edit.removes)]
             actions[edit.action] = Action(edit.action, [], precondition=And(*pre), effect=And(*eff))
             continue
         action = actions.get(edit.action)
@@ -121,7 +135,7 @@ def apply_edits(model: Model, edits: Sequence[Edit]) -> str:
     text = domain_to_string(new_domain) + "\n"
     if problem is not None:
         new_problem = Problem(problem.name, domain_name=domain.name, requirements=problem.requirements,
-                              objects=objects.values(), init=problem.init, goal=problem.goal,
+                              objects=objects.values(), init=init, goal=problem.goal,
                               metric=problem.metric)
         text += "\n" + problem_to_string(new_problem) + "\n"
     return text
@@ -180,11 +194,34 @@ def _replaced(hint: Hint) -> set[Atom]:
     return {Atom.parse(e.atom) for e in hint.edits if e.op == "remove-precondition" and e.action in added}
 
 
+def refine_achievers(edits: Sequence[Edit], traces: Sequence[AtomTrace], task: Task) -> list[Edit]:
+    """``edits`` with each new achiever's precondition read again over every atom of ``task``, the
+    repaired model. A hint reads its achiever's precondition over the model's atoms and its own,
+    so two hints that bring in the steps of one chain (B's key, then B's door) leave them unordered,
+    and a learner given both as subgoals could be sent to the door first. Over the repaired model's
+    atoms, the door's achiever requires what held every time the door first opened: the key.
+    ``hints.achieving_steps`` gives the steps, the first ones or, for an atom of the initial state,
+    every return."""
+    vocabulary = {a.positive() for a in task.facts}
+    out = []
+    for edit in edits:
+        if edit.op == "add-action":
+            x = Atom.parse(edit.atom)
+            steps = achieving_steps(x, traces, again=x in task.init)
+            held = set.intersection(*(set(t.states[n - 1]) & vocabulary for t, n in steps)) if steps else set()
+            pre = sorted(str(a) for a in held - {x}) + [p for p in edit.precondition if Atom.parse(p) not in held]
+            edit = replace(edit, precondition=tuple(sorted(pre)))
+        out.append(edit)
+    return out
+
+
 def repair(model: Model, hints: Sequence[Hint], traces: Sequence[AtomTrace], top: int = 3) -> RepairResult:
     """Apply the top-ranked hints that fit together: in rank order, each whose edits apply, keep
     the model an MVTR on ``traces``, keep every landmark of the model that every goal-reaching
     trace reaches (the traces confirm it) and bring in no pair of subgoals the goal-reaching traces
-    make true in the same step (``inseparable``), until ``top`` are applied."""
+    make true in the same step (``inseparable``), until ``top`` are applied. The new achievers'
+    preconditions are then read again over the repaired model's atoms (``refine_achievers``), kept
+    where the result passes the same checks."""
     applied: list[Hint] = []
     skipped: list[tuple[Hint, str]] = []
     edits: list[Edit] = []
@@ -193,34 +230,45 @@ def repair(model: Model, hints: Sequence[Hint], traces: Sequence[AtomTrace], top
     goal = [t for t in traces if t.reaches_goal]
     confirmed = {a for a in _landmark_atoms(graph) if all(any(a in s for s in t.states) for t in goal)}
     together = {pair[:2] for pair in inseparable(task, project(traces, task), graph)}
-    for hint in hints:
-        if len(applied) >= top:
-            break
+
+    def attempt(trial_edits: list[Edit], replaced: set[Atom]) -> tuple[str, Task, LandmarkGraph, MVTRReport] | str:
+        """The model with ``trial_edits`` and its re-check, or why it is refused."""
         try:
-            trial = apply_edits(model, edits + list(hint.edits))
+            trial = apply_edits(model, trial_edits)
             trial_task, trial_graph, trial_report = check_text(trial, traces)
         except AsgError as err:
-            skipped.append((hint, f"does not apply: {err}"))
-            continue
+            return f"does not apply: {err}"
         if not trial_report.holds:
-            skipped.append((hint, "the model would no longer be an MVTR on the traces"))
-            continue
-        lost = confirmed - _landmark_atoms(trial_graph) - _replaced(hint)
+            return "the model would no longer be an MVTR on the traces"
+        lost = confirmed - _landmark_atoms(trial_graph) - replaced
         if lost:
-            skipped.append((hint, f"the model would lose the landmark(s) {' '.join(map(str, sorted(lost)))}, "
-                                  "which every goal-reaching trace reaches"))
-            continue
+            return (f"the model would lose the landmark(s) {' '.join(map(str, sorted(lost)))}, "
+                    "which every goal-reaching trace reaches")
         new = sorted(p for p in inseparable(trial_task, project(traces, trial_task), trial_graph)
                      if p[:2] not in together)
         if new:
             a, b, trace = new[0]
-            skipped.append((hint, f"a learner could not reach {a} and {b} one at a time: they first hold in the "
-                                  f"same step of goal-reaching trace {trace}"))
+            return (f"a learner could not reach {a} and {b} one at a time: they first hold in the "
+                    f"same step of goal-reaching trace {trace}")
+        return trial, trial_task, trial_graph, trial_report
+
+    for hint in hints:
+        if len(applied) >= top:
+            break
+        outcome = attempt(edits + list(hint.edits), _replaced(hint))
+        if isinstance(outcome, str):
+            skipped.append((hint, outcome))
             continue
         applied.append(hint)
         confirmed -= _replaced(hint)
         edits.extend(hint.edits)
-        text, task, graph, report = trial, trial_task, trial_graph, trial_report
+        text, task, graph, report = outcome
+    refined = refine_achievers(edits, traces, task)
+    if refined != edits and not isinstance(outcome := attempt(refined, set()), str):
+        edits = refined
+        text, task, graph, report = outcome
     subgoals = tuple(str(lm) for lm in graph.subgoals())  # the landmark sequence a learner is given
     landmarks = tuple(sorted(str(a) for lm in graph.landmarks if lm.kind == "fact" for a in lm.atoms))
-    return RepairResult(text, tuple(applied), tuple(skipped), report, subgoals, landmarks)
+    again = tuple(f"{lm} after {after}" for lm, after in compute_landmarks(task, reasonable=True).needed_again())
+    return RepairResult(text, tuple(applied), tuple(skipped), report, subgoals, landmarks, again,
+                        tuple(dict.fromkeys(edits)))

@@ -220,6 +220,98 @@ def test_a_narrower_precondition_replaces_the_one_it_implies(tmp_path):
     assert transient.kind == "missing-landmark"
     assert [e.op for e in transient.edits] == ["add-precondition"]
 
+# One object in the hand: the key must go down before the ball comes up. The model never mentions
+# the hand; (hands-empty) holds from the start, so no first-true reading can see it.
+HAND = """
+(define (domain hand) (:requirements :strips) (:predicates (has-key) (door-open) (has-ball))
+  (:action take-key :parameters () :precondition (and) :effect (and (has-key)))
+  (:action unlock :parameters () :precondition (and (has-key)) :effect (and (door-open)))
+  (:action take-ball :parameters () :precondition (and (door-open)) :effect (and (has-ball))))
+(define (problem p) (:domain hand) (:init) (:goal (and (has-ball))))
+"""
+EMPTY, BALL = Atom("hands-empty"), Atom("has-ball")
+
+
+def hand_trace(index: int, states: list[set[Atom]]) -> AtomTrace:
+    return AtomTrace("random", index, tuple(map(frozenset, states)), tuple(BALL in s for s in states))
+
+
+# take the key, unlock, put the key down, take the ball
+PUT_DOWN = [{EMPTY}, {KEY}, {KEY, DOOR}, {EMPTY, DOOR}, {DOOR, BALL}]
+
+
+@pytest.fixture
+def hand(tmp_path):
+    path = tmp_path / "hand.pddl"
+    path.write_text(HAND)
+    task = load_task(path)
+    return task, compute_landmarks(task)
+
+
+def test_an_atom_true_from_the_start_that_must_hold_again_is_a_missing_undo(hand):
+    from asg.planning.parse import parse_text
+    from asg.planning.repair import repair
+
+    task, graph = hand
+    # a random trace drops the key before the door: the re-achiever does not need the door
+    early_drop = hand_trace(9, [{EMPTY}, {KEY}, {EMPTY}, {KEY}])
+    traces = [hand_trace(i, PUT_DOWN) for i in range(3)] + [early_drop]
+    (hint,) = suggest(task, traces, graph).hints
+    assert hint.kind == "missing-undo" and hint.atoms == ("(hands-empty)",)
+    assert [str(e) for e in hint.edits] == [
+        "declare (hands-empty) in :predicates",
+        "add (hands-empty) to the problem's :init",
+        "add (:action restore_hands_empty :parameters () :precondition (and (has-key)) "
+        ":effect (and (hands-empty) (not (has-key))))",
+        "add (hands-empty) to the precondition of take-ball",
+        "add (not (hands-empty)) to the effect of take-key"]
+    assert hint.lines()[0] == "[missing-undo] add (hands-empty) to the precondition of take-ball"
+    assert hint.support == 3 and "turns false where take-key first makes (has-key) true" in hint.reason
+    fixed = repair(parse_text(HAND, require_problem=True), [hint], traces)
+    assert fixed.applied == (hint,) and fixed.report.holds
+    assert "(hands-empty)" in fixed.landmarks and fixed.again == ("(hands-empty) after (has-key)",)
+    assert fixed.subgoals == ("(has-key)", "(door-open)", "(has-ball)")
+    # the written model reads back, the undo and the redo in it
+    again = load_task_text(parse_text(fixed.text, require_problem=True), [])
+    assert Atom("hands-empty") in again.init
+    take_key = next(op for op in again.operators if op.name.startswith("(take-key"))
+    assert Atom("hands-empty") in take_key.delete
+
+
+def test_no_undo_is_hinted_without_an_action_to_put_it_on_or_a_trace_against_it(hand):
+    task, graph = hand
+    # the hand empties and fills with no model atom coming true: nothing to hang the delete on
+    no_cause = [{EMPTY}, {EMPTY, KEY}, set(), {EMPTY}, {EMPTY, KEY, DOOR}, {EMPTY, DOOR, BALL}]
+    hints = suggest(task, [hand_trace(i, no_cause) for i in range(3)], graph).hints
+    assert all(h.kind != "missing-undo" for h in hints)
+    # one goal-reaching trace where the hand never empties: the hint is withdrawn
+    kept = [{EMPTY}, {EMPTY, KEY}, {EMPTY, KEY, DOOR}, {EMPTY, DOOR, BALL}]
+    traces = [hand_trace(i, PUT_DOWN) for i in range(3)] + [hand_trace(3, kept)]
+    assert all(h.kind != "missing-undo" for h in suggest(task, traces, graph).hints)
+
+
+def test_two_hints_that_bring_in_one_chain_are_written_in_its_order(hand):
+    """B's key, then B's door, before the model's key: each hint alone reads its achiever's
+    precondition over the model's atoms and its own, which leaves the two unordered; the written
+    model reads them again over both, so a learner is sent to B's key first."""
+    from asg.planning.parse import parse_text
+    from asg.planning.repair import repair
+
+    task, graph = hand
+    key_b, door_b = Atom("has-key-b"), Atom("door-b-open")
+    chain = [set(), {key_b}, {key_b, door_b}, {door_b}, {door_b, KEY}, {door_b, KEY, DOOR}, {door_b, KEY, DOOR, BALL}]
+    traces = [hand_trace(i, chain) for i in range(3)]
+    hints = suggest(task, traces, graph).hints
+    assert {h.atoms for h in hints} == {("(has-key-b)",), ("(door-b-open)",)}
+    door_hint = next(h for h in hints if h.atoms == ("(door-b-open)",))
+    assert next(e for e in door_hint.edits if e.op == "add-action").precondition == ()
+    fixed = repair(parse_text(HAND, require_problem=True), hints, traces)
+    assert len(fixed.applied) == 2 and fixed.report.holds
+    assert fixed.subgoals == ("(has-key-b)", "(door-b-open)", "(has-key)", "(door-open)", "(has-ball)")
+    written = next(e for e in fixed.edits if e.op == "add-action" and e.atom == "(door-b-open)")
+    assert written.precondition == ("(has-key-b)",)
+
+
 def load_task_text(model, edits):
     from asg.planning.grounding import ground
     from asg.planning.parse import parse_text
