@@ -13,7 +13,9 @@ For each world this runs the real command line in the example's folder: ``asg mv
 JSON is the MVTR report with the repair hints added (``hints``), both read from the same traces.
 Where no trace reaches the goal, ``--suggest`` stops with exit 2 and no report, so the same
 command without ``--suggest`` then gives the report (condition 2 unknown, exit 3). ``--both``
-runs the command without ``--suggest`` in any case. ``EXPLORATION`` gives each world's (E, M):
+runs the command without ``--suggest`` in any case. Where the hints propose anything, the same
+command with ``--write <world>_fixed.pddl`` then writes the repaired model beside the results and
+re-checks it (its JSON's ``repair``). ``EXPLORATION`` gives each world's (E, M):
 random episodes, long enough that some reach the goal where the machine's time allowed. Each
 world's runs go to ``benchmarks/results/own_worlds/omitted/<world>.json``, each beside the
 command that produced it. A world whose file exists is read back unless ``--force`` is given. The
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -86,10 +89,15 @@ def mvtr_command(world: str, suggest: bool) -> list[str]:
             "--max-steps", str(max_steps), "--seed", str(SEED), "--json", *(["--suggest"] if suggest else [])]
 
 
-def run_mvtr(world: str, suggest: bool) -> dict[str, Any]:
-    """One ``asg mvtr`` run: its command (as typed from the repository root), exit code, seconds, JSON."""
+def run_mvtr(world: str, suggest: bool, write: Path | None = None) -> dict[str, Any]:
+    """One ``asg mvtr`` run: its command (as typed from the repository root), exit code, seconds, JSON.
+    ``write``: with ``--suggest``, also ``--write`` the repaired model there (a file of an earlier run
+    is replaced: ``--write`` never overwrites)."""
     folder = ROOT / "examples" / WORLDS[world][1]
     command = mvtr_command(world, suggest)
+    if write is not None:
+        write.unlink(missing_ok=True)
+        command += ["--write", os.path.relpath(write.resolve(), folder)]
     start = time.monotonic()
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True)
     seconds = round(time.monotonic() - start, 1)
@@ -122,11 +130,30 @@ def landmarks_of(world: str) -> list[str]:
     return [" ".join(landmark.atom_strings()) for landmark in graph.subgoal_linearizations(limit=1)[0]]
 
 
+def _kind(run: dict[str, Any]) -> str:
+    command = run["command"]
+    return "write" if "--write" in command else "suggest" if "--suggest" in command else "mvtr"
+
+
+def repair_summary(world: str, runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """What ``--write`` wrote: the re-check's verdict, the new landmark sequence, the landmarks
+    needed again, and whether the landmarks include an omitted atom (None: no ``--write`` run)."""
+    write = next((r for r in runs if _kind(r) == "write"), None)
+    if write is None:
+        return None
+    repair = write.get("report", {}).get("repair")
+    if repair is None:
+        return {"written": False, "why": write.get("error")}
+    return {"written": True, "file": repair["written"], "mvtr": repair["mvtr"], "edits": repair["edits"],
+            "subgoals": repair["subgoals"], "needed_again": repair["needed_again"],
+            "landmarks_include_omitted": sorted(set(repair["landmarks"]) & set(OMITTED[world]))}
+
+
 def summary_row(world: str, data: dict[str, Any]) -> dict[str, Any]:
     """One world's line of the summary, from its runs: the MVTR report of the run without
     ``--suggest`` where there is one, else of the ``--suggest`` run (the same traces)."""
-    plain = [r for r in data["runs"] if "--suggest" not in r["command"]]
-    suggest = next(r for r in data["runs"] if "--suggest" in r["command"])
+    plain = [r for r in data["runs"] if _kind(r) == "mvtr"]
+    suggest = next(r for r in data["runs"] if _kind(r) == "suggest")
     source = plain[0] if plain else suggest
     report = source.get("report", {})
     return {"world": world, "env": WORLDS[world][0], "landmarks": landmarks_of(world),
@@ -134,7 +161,8 @@ def summary_row(world: str, data: dict[str, Any]) -> dict[str, Any]:
             "episodes": data["budget"]["episodes"], "max_steps": data["budget"]["max_steps"],
             "goal_traces": report.get("traces", {}).get("goal_reaching"), "verdict": report.get("verdict"),
             "exit_code": source["exit_code"], "report_from": source["command"],
-            "hints": hint_summary(world, suggest), "commands": [r["command"] for r in data["runs"]],
+            "hints": hint_summary(world, suggest), "repair": repair_summary(world, data["runs"]),
+            "commands": [r["command"] for r in data["runs"]],
             "run_commit": data["commit"]}
 
 
@@ -149,7 +177,7 @@ def _found(row: dict[str, Any]) -> str:
 
 def _main_edit_first(edits: list[str]) -> list[str]:
     """The edit a hint is for, then the declarations and new achiever it needs (as the CLI prints them)."""
-    main = [e for e in edits if not e.startswith(("declare ", "add (:action"))]
+    main = [e for e in edits if not e.startswith(("declare ", "add (:action")) and not e.endswith(":init")]
     return main[:1] + [e for e in edits if e not in main[:1]]
 
 
@@ -177,6 +205,14 @@ def markdown(data: dict[str, Any]) -> str:
                      "traces):")
         lines += [f"  {k}. [{h['kind']}] {'; '.join(_main_edit_first(h['edits']))}"
                   for k, h in enumerate(hints["top"], 1)]
+        repair = row.get("repair")
+        if repair and repair["written"]:
+            again = f"; needed again: {'; '.join(repair['needed_again'])}" if repair["needed_again"] else ""
+            lines.append(f"  `--write` ({repair['file']}): re-check {repair['mvtr']}; landmark sequence "
+                         f"{' < '.join(repair['subgoals'])}{again}; its landmarks include "
+                         f"{' '.join(repair['landmarks_include_omitted']) or 'no omitted atom'}")
+        elif repair:
+            lines.append(f"  `--write`: nothing written ({' '.join(repair['why'] or [])})")
     return "\n".join(lines) + "\n"
 
 
@@ -200,10 +236,12 @@ def main(argv: list[str] | None = None) -> int:
         runs = [run_mvtr(world, True)]
         if args.both or "report" not in runs[0]:
             runs.insert(0, run_mvtr(world, False))
+        if runs[-1].get("report", {}).get("hints", {}).get("hints"):  # --write what the hints repair
+            runs.append(run_mvtr(world, True, write=args.results / f"{world}_fixed.pddl"))
         episodes, max_steps = EXPLORATION[world]
         provenance.write_result(path, {"world": world, "runs": runs}, command,
                                 {"episodes": episodes, "max_steps": max_steps}, [SEED])
-        done = ", ".join(f"{'suggest' if '--suggest' in r['command'] else 'mvtr'} exit {r['exit_code']} "
+        done = ", ".join(f"{_kind(r)} exit {r['exit_code']} "
                          f"({r['seconds']} s)" for r in runs)
         print(f"{world}: {done}", file=sys.stderr, flush=True)
     rows = []
