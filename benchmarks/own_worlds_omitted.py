@@ -15,7 +15,9 @@ Where no trace reaches the goal, ``--suggest`` stops with exit 2 and no report, 
 command without ``--suggest`` then gives the report (condition 2 unknown, exit 3). ``--both``
 runs the command without ``--suggest`` in any case. Where the hints propose anything, the same
 command with ``--write <world>_fixed.pddl`` then writes the repaired model beside the results and
-re-checks it (its JSON's ``repair``). ``EXPLORATION`` gives each world's (E, M):
+re-checks it (its JSON's ``repair``). Up to ``--rounds`` (3) rounds in all: each later one runs
+``--suggest --write`` on the last written model (``<world>_fixed_<k>.pddl``), until one has nothing to apply.
+``EXPLORATION`` gives each world's (E, M):
 random episodes, long enough that some reach the goal where the machine's time allowed. Each
 world's runs go to ``benchmarks/results/own_worlds/omitted/<world>.json``, each beside the
 command that produced it. A world whose file exists is read back unless ``--force`` is given. The
@@ -81,20 +83,23 @@ SEED = 0
 TOP = 3
 
 
-def mvtr_command(world: str, suggest: bool) -> list[str]:
-    """The ``asg mvtr`` command line of ``world``, run in ``examples/<folder>/``."""
-    env_id, _, labeler, model = WORLDS[world]
+def mvtr_command(world: str, suggest: bool, model: str | None = None) -> list[str]:
+    """The ``asg mvtr`` command line of ``world``, run in ``examples/<folder>/``; ``model``: another
+    model than the example's (a path from that folder)."""
+    env_id, _, labeler, own = WORLDS[world]
+    model = model or own
     episodes, max_steps = EXPLORATION[world]
     return ["asg", "mvtr", "--env", env_id, "--labeler", labeler, "--model", model, "--episodes", str(episodes),
             "--max-steps", str(max_steps), "--seed", str(SEED), "--json", *(["--suggest"] if suggest else [])]
 
 
-def run_mvtr(world: str, suggest: bool, write: Path | None = None) -> dict[str, Any]:
+def run_mvtr(world: str, suggest: bool, write: Path | None = None, model: Path | None = None) -> dict[str, Any]:
     """One ``asg mvtr`` run: its command (as typed from the repository root), exit code, seconds, JSON.
     ``write``: with ``--suggest``, also ``--write`` the repaired model there (a file of an earlier run
-    is replaced: ``--write`` never overwrites)."""
+    is replaced: ``--write`` never overwrites); ``model``: check this model (a repair of an earlier
+    round) instead of the example's."""
     folder = ROOT / "examples" / WORLDS[world][1]
-    command = mvtr_command(world, suggest)
+    command = mvtr_command(world, suggest, model and os.path.relpath(model.resolve(), folder))
     if write is not None:
         write.unlink(missing_ok=True)
         command += ["--write", os.path.relpath(write.resolve(), folder)]
@@ -135,18 +140,22 @@ def _kind(run: dict[str, Any]) -> str:
     return "write" if "--write" in command else "suggest" if "--suggest" in command else "mvtr"
 
 
-def repair_summary(world: str, runs: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """What ``--write`` wrote: the re-check's verdict, the new landmark sequence, the landmarks
-    needed again, and whether the landmarks include an omitted atom (None: no ``--write`` run)."""
-    write = next((r for r in runs if _kind(r) == "write"), None)
-    if write is None:
-        return None
-    repair = write.get("report", {}).get("repair")
-    if repair is None:
-        return {"written": False, "why": write.get("error")}
-    return {"written": True, "file": repair["written"], "mvtr": repair["mvtr"], "edits": repair["edits"],
-            "subgoals": repair["subgoals"], "needed_again": repair["needed_again"],
-            "landmarks_include_omitted": sorted(set(repair["landmarks"]) & set(OMITTED[world]))}
+def repair_summary(world: str, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What each ``--write`` round wrote: the re-check's verdict, the edits, the new landmark sequence,
+    the landmarks needed again, and the omitted atoms among the landmarks; or why nothing was written
+    (the last round: no hint left to apply)."""
+    rounds = []
+    for run in (r for r in runs if _kind(r) == "write"):
+        repair = run.get("report", {}).get("repair")
+        if repair is None:
+            rounds.append({"written": False, "why": run.get("error")})
+            continue
+        rounds.append({"written": True, "file": repair["written"], "mvtr": repair["mvtr"],
+                       "edits": repair["edits"], "subgoals": repair["subgoals"],
+                       "needed_again": repair["needed_again"],
+                       "landmarks_include_omitted": sorted(set(repair["landmarks"]) & set(OMITTED[world])),
+                       "hints": [{"kind": h["kind"], "edits": h["edits"]} for h in run["report"]["hints"]["hints"]]})
+    return rounds
 
 
 def summary_row(world: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -205,14 +214,17 @@ def markdown(data: dict[str, Any]) -> str:
                      "traces):")
         lines += [f"  {k}. [{h['kind']}] {'; '.join(_main_edit_first(h['edits']))}"
                   for k, h in enumerate(hints["top"], 1)]
-        repair = row.get("repair")
-        if repair and repair["written"]:
+        for k, repair in enumerate(row.get("repair") or [], 1):
+            if not repair["written"]:
+                lines.append(f"  round {k}, `--suggest --write` on round {k - 1}'s model: nothing written "
+                             f"({' '.join(repair['why'] or [])})")
+                continue
             again = f"; needed again: {'; '.join(repair['needed_again'])}" if repair["needed_again"] else ""
-            lines.append(f"  `--write` ({repair['file']}): re-check {repair['mvtr']}; landmark sequence "
-                         f"{' < '.join(repair['subgoals'])}{again}; its landmarks include "
+            hints = "" if k == 1 else " from its hints: " + "; ".join(
+                f"[{h['kind']}] {_main_edit_first(h['edits'])[0]}" for h in repair["hints"])
+            lines.append(f"  round {k}, `--write` ({Path(repair['file']).name}){hints}. Re-check: {repair['mvtr']}; "
+                         f"landmark sequence {' < '.join(repair['subgoals'])}{again}; its landmarks include "
                          f"{' '.join(repair['landmarks_include_omitted']) or 'no omitted atom'}")
-        elif repair:
-            lines.append(f"  `--write`: nothing written ({' '.join(repair['why'] or [])})")
     return "\n".join(lines) + "\n"
 
 
@@ -222,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="run again a world whose results exist")
     parser.add_argument("--both", action="store_true", help="also run asg mvtr without --suggest where it reports")
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="repair rounds: --write, then --suggest --write on the written model, ...")
     args = parser.parse_args(argv)
     chosen = args.worlds.split(",")
     unknown = [w for w in chosen if w not in WORLDS]
@@ -236,8 +250,13 @@ def main(argv: list[str] | None = None) -> int:
         runs = [run_mvtr(world, True)]
         if args.both or "report" not in runs[0]:
             runs.insert(0, run_mvtr(world, False))
-        if runs[-1].get("report", {}).get("hints", {}).get("hints"):  # --write what the hints repair
-            runs.append(run_mvtr(world, True, write=args.results / f"{world}_fixed.pddl"))
+        model = None
+        for k in range(1, args.rounds + 1):  # --write what the hints repair, then ask the written model
+            if not runs[-1].get("report", {}).get("hints", {}).get("hints"):
+                break
+            written = args.results / (f"{world}_fixed.pddl" if k == 1 else f"{world}_fixed_{k}.pddl")
+            runs.append(run_mvtr(world, True, write=written, model=model))
+            model = written
         episodes, max_steps = EXPLORATION[world]
         provenance.write_result(path, {"world": world, "runs": runs}, command,
                                 {"episodes": episodes, "max_steps": max_steps}, [SEED])

@@ -442,23 +442,51 @@ def _rises(trace: AtomTrace, x: Atom) -> list[int]:
     return [n for n in range(1, len(trace.states)) if x in trace.states[n] and x not in trace.states[n - 1]]
 
 
+def _events(task: Task, traces: Sequence[AtomTrace]) -> list[tuple[AtomTrace, int, Operator]]:
+    """Every step at which a model atom comes true (each time, not only the first), with the model
+    action that explains it (``_achiever``); one entry per trace, step and action."""
+    facts = sorted({a.positive() for a in task.facts})
+    found: dict[tuple[str, int, str], tuple[AtomTrace, int, Operator]] = {}
+    for trace in traces:
+        for atom in facts:
+            for n in _rises(trace, atom):
+                explained = _achiever(task, atom, trace.states[n - 1], trace.states[n])
+                if explained is not None:
+                    found.setdefault((trace.name, n, explained[0].name), (trace, n, explained[0]))
+    return list(found.values())
+
+
+def _deleters(x: Atom, events: list[tuple[AtomTrace, int, Operator]]) -> dict[str, list[Operator]]:
+    """The model's action schemas that take ``x`` away: every time one runs with ``x`` true, in
+    any trace, ``x`` is false after it; with the ground actions seen."""
+    ran: dict[str, list[Operator]] = {}
+    kept: set[str] = set()
+    for trace, n, op in events:
+        if x in trace.states[n - 1]:
+            ran.setdefault(schema(op), []).append(op)
+            if x in trace.states[n]:
+                kept.add(schema(op))
+    return {name: ops for name, ops in sorted(ran.items()) if name not in kept}
+
+
 def _undo_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[AtomTrace],
                 all_uses: dict[Atom, list[_Use]], before: dict[Atom, set[Atom]],
                 config: HintConfig) -> list[Hint]:
-    """Atoms true from the start that the env makes false on the way and true again before an
-    action of the model fires, in every goal-reaching trace (``missing-undo``). The undo is
-    placed on the model action that first makes one of its atoms true in the step the atom first
-    turns false, the same action in every goal-reaching trace; a hint with no such action is not
-    asserted (its undo would be a guess)."""
+    """Atoms true from the start that hold whenever an action of the model fires, in every
+    goal-reaching trace, and that the env had taken away and given back before it in at least
+    ``min_goal_traces`` of them (``missing-undo``; the others may not have taken it away yet). The
+    undo goes on the model actions that take the atom away every time they run (``_deleters``), and
+    where a goal-reaching trace took it away, the step that first did must be one of theirs: a hint
+    whose undo would be a guess is not asserted. Unlike the first-true kinds, every such action of
+    the model gets its hint, not only the earliest: the atom may be taken away again between two of
+    them (the ball, then the key, in the hand)."""
     vocabulary = {a.positive() for a in task.facts}
     achieved = {a for op in task.operators for a in op.add}
-    rising: dict[tuple[str, int], set[Operator]] = {}  # (trace, step) -> the model actions first adding there
-    for uses in all_uses.values():
-        for u in uses:
-            rising.setdefault((u.trace.name, u.step), set()).add(u.op)
     initial = set.intersection(*(set(t.states[0]) for t in traces))
-    candidates: dict[Atom, list[tuple[Atom, list[_Use], bool]]] = {}
-    undoers: dict[tuple[Atom, Atom], list[Operator]] = {}
+    events = _events(task, traces)
+    at = {(t.name, n): schema(op) for t, n, op in events}
+    hints = []
+    hinted: set[tuple[Atom, str]] = set()  # (atom, action): an action adding two atoms is one hint
     for y, uses in sorted(all_uses.items()):
         g_uses = _goal_uses(uses, goal)
         if len(g_uses) < config.min_goal_traces or len(g_uses) < len(goal):
@@ -467,35 +495,30 @@ def _undo_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[AtomTrac
         known |= {b for a in known | {y} for b in before.get(a, set())}
         held = set.intersection(*(set(u.trace.states[u.step - 1]) for u in g_uses)) & initial
         for x in sorted(held - known - {y}):
-            falls = [_fall(u.trace, x, u.step - 1) for u in g_uses]
-            if None in falls:
+            if (x, schema(g_uses[0].op)) in hinted:
                 continue
-            by_schema = [{schema(op): op for op in rising.get((u.trace.name, f), ())} for u, f in zip(g_uses, falls)]
-            shared = set.intersection(*(set(ops) for ops in by_schema))
-            if len(shared) != 1:
+            fell = [(u, f) for u in g_uses if (f := _fall(u.trace, x, u.step - 1)) is not None]
+            deleters = _deleters(x, events)
+            if len(fell) < config.min_goal_traces or not all(at.get((u.trace.name, f)) in deleters for u, f in fell):
                 continue
-            candidates.setdefault(x, []).append((y, g_uses, True))
-            undoers[x, y] = [ops[next(iter(shared))] for ops in by_schema]
-    hints = []
-    for x, options in sorted(candidates.items()):
-        for y, g_uses, _ in _earliest(options):
-            op, undo = g_uses[0].op, undoers[x, y]
+            op = g_uses[0].op
+            hinted.add((x, schema(op)))
             edits = [Edit("declare", "", str(x))] if x not in vocabulary else []
             if x not in task.init:
                 edits.append(Edit("add-init", "", str(x)))
             if x not in achieved:
                 edits.append(_re_achiever(x, traces, vocabulary | {x}))
             edits.append(Edit("add-precondition", schema(op), str(x)))  # the hint's main edit: printed first
-            if any(x not in u.delete for u in undo):
-                edits.append(Edit("add-delete", schema(undo[0]), str(x)))
+            edits += [Edit("add-delete", name, str(x)) for name, ops in deleters.items()
+                      if any(x not in o.delete for o in ops)]
             all_y = all_uses[y]
-            agree = sum(x in u.trace.states[0] and x in u.trace.states[u.step - 1]
-                        and _fall(u.trace, x, u.step - 1) is not None for u in all_y)
-            made = " ".join(sorted(str(a) for a in undo[0].add & set(all_uses)))
-            reason = (f"{x} holds from the start, turns false where {schema(undo[0])} first makes {made} true, "
-                      f"and holds again when {schema(op)} makes {y} true, in every goal-reaching trace; "
+            agree = sum(x in u.trace.states[0] and x in u.trace.states[u.step - 1] for u in all_y)
+            again = "in every one" if len(fell) == len(g_uses) else f"in {len(fell)} of them"
+            reason = (f"{x} holds from the start and whenever {schema(op)} makes {y} true, in every goal-reaching "
+                      f"trace; {again} it was taken away first ({' and '.join(deleters)} take it away every time "
+                      "they run) and came back; "
                       + ("the model does not mention it" if x not in vocabulary else
-                         "the model neither takes it away there nor requires it again"))
+                         "the model neither takes it away nor requires it there"))
             hints.append(Hint("missing-undo", tuple(edits), (str(x),), reason, len(g_uses), len(goal),
                               _laplace(agree, len(all_y)), agree, len(all_y), _examples(g_uses, config)))
     return hints

@@ -264,9 +264,10 @@ def test_an_atom_true_from_the_start_that_must_hold_again_is_a_missing_undo(hand
         "add (:action restore_hands_empty :parameters () :precondition (and (has-key)) "
         ":effect (and (hands-empty) (not (has-key))))",
         "add (hands-empty) to the precondition of take-ball",
+        "add (not (hands-empty)) to the effect of take-ball",
         "add (not (hands-empty)) to the effect of take-key"]
     assert hint.lines()[0] == "[missing-undo] add (hands-empty) to the precondition of take-ball"
-    assert hint.support == 3 and "turns false where take-key first makes (has-key) true" in hint.reason
+    assert hint.support == 3 and "take-ball and take-key take it away every time they run" in hint.reason
     fixed = repair(parse_text(HAND, require_problem=True), [hint], traces)
     assert fixed.applied == (hint,) and fixed.report.holds
     assert "(hands-empty)" in fixed.landmarks and fixed.again == ("(hands-empty) after (has-key)",)
@@ -284,10 +285,34 @@ def test_no_undo_is_hinted_without_an_action_to_put_it_on_or_a_trace_against_it(
     no_cause = [{EMPTY}, {EMPTY, KEY}, set(), {EMPTY}, {EMPTY, KEY, DOOR}, {EMPTY, DOOR, BALL}]
     hints = suggest(task, [hand_trace(i, no_cause) for i in range(3)], graph).hints
     assert all(h.kind != "missing-undo" for h in hints)
-    # one goal-reaching trace where the hand never empties: the hint is withdrawn
+    # one goal-reaching trace where taking the key leaves the hand empty: taking the key is not what
+    # empties it, and the traces that emptied it there leave nothing else to put the delete on
     kept = [{EMPTY}, {EMPTY, KEY}, {EMPTY, KEY, DOOR}, {EMPTY, DOOR, BALL}]
     traces = [hand_trace(i, PUT_DOWN) for i in range(3)] + [hand_trace(3, kept)]
     assert all(h.kind != "missing-undo" for h in suggest(task, traces, graph).hints)
+
+
+def test_an_undo_needs_to_be_seen_in_some_goal_reaching_traces_not_all(tmp_path):
+    """BlockedUnlockPickup's ball: some traces move the stone out of the way before they take the key,
+    others take the key first. The hand is empty at every first pick-up of the key, and three
+    traces had emptied it again after the stone: enough for the hint, which says in how many."""
+    stone = Atom("has-stone")
+    path = tmp_path / "stone.pddl"
+    path.write_text(HAND.replace("(has-ball))", "(has-ball) (has-stone))").replace(
+        "(:action take-key", "(:action take-stone :parameters () :precondition (and) :effect (and (has-stone)))\n"
+                            "  (:action take-key"))
+    task = load_task(path)
+    stone_first = [{EMPTY}, {stone}, {EMPTY}, {KEY}, {KEY, DOOR}, {EMPTY, DOOR}, {DOOR, BALL}]
+    key_first = [{EMPTY}, {KEY}, {KEY, DOOR}, {EMPTY, DOOR}, {stone, DOOR}, {EMPTY, DOOR}, {DOOR, BALL}]
+    traces = [hand_trace(i, stone_first) for i in range(3)] + [hand_trace(3, key_first)]
+    hints = suggest(task, traces, compute_landmarks(task)).hints
+    key = next(h for h in hints if h.kind == "missing-undo" and "take-key" in str(h.edits[3]))
+    assert str(key.edits[3]) == "add (hands-empty) to the precondition of take-key"
+    assert "in 3 of them it was taken away first" in key.reason and key.support == 4
+    # with two such traces only, too few (HintConfig.min_goal_traces, 3) saw it taken away
+    fewer = [hand_trace(i, stone_first) for i in range(2)] + [hand_trace(i, key_first) for i in (2, 3)]
+    assert not any("take-key" in str(e) for h in suggest(task, fewer, compute_landmarks(task)).hints
+                   if h.kind == "missing-undo" for e in h.edits if e.op == "add-precondition")
 
 
 def test_two_hints_that_bring_in_one_chain_are_written_in_its_order(hand):
