@@ -50,6 +50,8 @@ WORLDS = {  # name: (Gymnasium id, example folder, labeler, model), as own_world
     "keyinbox": ("BabyAI-KeyInBox-v0", "keyinbox", "labels:KEYINBOX", "keyinbox.pddl"),
     "unlocktounlock": ("BabyAI-UnlockToUnlock-v0", "unlocktounlock", "labels:UNLOCKTOUNLOCK",
                        "unlocktounlock.pddl"),
+    "blockedunlockpickup": ("MiniGrid-BlockedUnlockPickup-v0", "blockedunlockpickup", "labels:BLOCKEDUNLOCKPICKUP",
+                            "blockedunlockpickup.pddl"),
 }
 # the models with the omitted mechanism written back in, trained as worlds of their own in
 # benchmarks/own_worlds.py ("<world>-repaired"): keyinbox's by `asg mvtr ... --suggest --write` (issue 39 on
@@ -63,6 +65,7 @@ OMITTED = {  # name: {atom of the omitted mechanism (labeler only): the model's 
     "obstructedmaze": {"(hands-empty)": "(has-ball)"},
     "keyinbox": {"(box-opened)": "(has-key)"},
     "unlocktounlock": {"(has-key-b)": "(has-key-a)", "(door-b-open)": "(has-key-a)"},
+    "blockedunlockpickup": {"(door-clear)": "(door-open)", "(hands-empty)": "(has-box)"},
 }
 MECHANISM = {  # name: the mechanism the model leaves out, in words (its header comment's)
     "lockedroom": "the key's room is closed: its door must be opened before the key can be reached",
@@ -71,6 +74,8 @@ MECHANISM = {  # name: the mechanism the model leaves out, in words (its header 
     "keyinbox": "the key is in a box, which must be opened (toggled) first",
     "unlocktounlock": "the ball's key lies behind a second locked door, B, whose key must be taken "
                       "and B unlocked first",
+    "blockedunlockpickup": "a ball blocks the door and must be moved first, and the agent holds one object at "
+                           "a time: the ball, then the key, must be put down again",
 }
 EXPLORATION = {  # name: (--episodes, --max-steps) of asg mvtr's random exploration
     "lockedroom": (10, 20_000),
@@ -78,6 +83,7 @@ EXPLORATION = {  # name: (--episodes, --max-steps) of asg mvtr's random explorat
     "obstructedmaze": (20, 10_000),
     "keyinbox": (40, 10_000),
     "unlocktounlock": (20, 50_000),
+    "blockedunlockpickup": (20, 20_000),
 }
 SEED = 0
 TOP = 3

@@ -44,6 +44,7 @@ LANDMARKS = {  # the header comment's "Landmarks:" line, in order
     "obstructedmaze": ["(has-key)", "(door-open)", "(has-ball)"],
     "keyinbox": ["(has-key)", "(door-open)"],
     "unlocktounlock": ["(has-key-a)", "(door-a-open)", "(has-ball)"],
+    "blockedunlockpickup": ["(has-key)", "(door-open)", "(has-box)"],
 }
 LEFT, RIGHT, FORWARD, PICKUP, DROP, TOGGLE = range(6)
 # The layout the oracle searches: reset seed 0, except on LockedRoom, whose BFS opens side doors in
