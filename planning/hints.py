@@ -4,20 +4,20 @@ Pure logic over ``AtomTrace``s labelled with the labeler's *whole* vocabulary (a
 the model included) and the model's grounded ``Task``. For every model atom ``Y`` that the
 goal-reaching traces make true, the step ``n`` where it first holds is one use of an action of
 the model that adds ``Y``: the *identified* action is the achiever whose model precondition holds
-at ``n - 1`` (the one with the fewest false preconditions when none does). Four kinds of hint:
+at ``n - 1`` (the one with the fewest false preconditions when none does). Five kinds of hint:
 
 * ``missing-precondition``: an atom ``X`` that became true during the trace before ``Y`` and
   still holds at ``n - 1``, in every goal-reaching trace, is not a precondition of the identified
   action (nor a landmark the model orders before ``Y``): add it;
 * ``missing-landmark``: the same, but ``X`` no longer holds at ``n - 1``: the model lacks a
   landmark ordered before ``Y`` (the edit is the same precondition, which orders ``X`` first);
-* ``missing-undo``: an atom ``X`` that holds from the start, is made false on the way (where a
-  model action first makes one of its atoms true) and holds again at ``n - 1``, in every
-  goal-reaching trace: the model lacks the undo and the redo. Edits: ``X`` in the initial state,
-  its delete on that action, an achiever that makes it true again (from the steps where it comes
-  back), and ``X`` in the precondition of the identified action (one object in the hand: the key
-  goes down before the ball comes up). A first-true reading cannot see this, since ``X`` first
-  holds at step 0;
+* ``missing-undo``: an atom ``X`` that holds from the start and at ``n - 1`` in every
+  goal-reaching trace, which the env took away and gave back before ``n`` in enough of them. The
+  model lacks the undo and the redo (one object in the hand: the key goes down before the ball
+  comes up). Edits: ``X`` in the initial state and in the identified action's precondition, its
+  delete on every model action that takes it away each time it runs, and an achiever that makes
+  it true again (read from the steps where it comes back). A first-true reading cannot see this,
+  since ``X`` first holds at step 0;
 * ``wrong-effect``: a model atom the env turns false at ``n`` in every goal-reaching trace
   while the identified action keeps it (add the delete) or even adds it (remove the effect);
 * ``unreachable-as-modelled``: a landmark of the model that the goal-reaching traces reach while
@@ -484,7 +484,10 @@ def _undo_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[AtomTrac
     achieved = {a for op in task.operators for a in op.add}
     initial = set.intersection(*(set(t.states[0]) for t in traces))
     events = _events(task, traces)
-    at = {(t.name, n): schema(op) for t, n, op in events}
+    at: dict[tuple[str, int], set[str]] = {}  # (trace, step) -> the model actions that ran there
+    for t, n, op in events:
+        at.setdefault((t.name, n), set()).add(schema(op))
+    deleters = {x: _deleters(x, events) for x in initial}
     hints = []
     hinted: set[tuple[Atom, str]] = set()  # (atom, action): an action adding two atoms is one hint
     for y, uses in sorted(all_uses.items()):
@@ -498,8 +501,9 @@ def _undo_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[AtomTrac
             if (x, schema(g_uses[0].op)) in hinted:
                 continue
             fell = [(u, f) for u in g_uses if (f := _fall(u.trace, x, u.step - 1)) is not None]
-            deleters = _deleters(x, events)
-            if len(fell) < config.min_goal_traces or not all(at.get((u.trace.name, f)) in deleters for u, f in fell):
+            takers = deleters[x]
+            if len(fell) < config.min_goal_traces or not all(at.get((u.trace.name, f), set()) & set(takers)
+                                                             for u, f in fell):
                 continue
             op = g_uses[0].op
             hinted.add((x, schema(op)))
@@ -509,13 +513,13 @@ def _undo_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[AtomTrac
             if x not in achieved:
                 edits.append(_re_achiever(x, traces, vocabulary | {x}))
             edits.append(Edit("add-precondition", schema(op), str(x)))  # the hint's main edit: printed first
-            edits += [Edit("add-delete", name, str(x)) for name, ops in deleters.items()
+            edits += [Edit("add-delete", name, str(x)) for name, ops in takers.items()
                       if any(x not in o.delete for o in ops)]
             all_y = all_uses[y]
             agree = sum(x in u.trace.states[0] and x in u.trace.states[u.step - 1] for u in all_y)
             again = "in every one" if len(fell) == len(g_uses) else f"in {len(fell)} of them"
             reason = (f"{x} holds from the start and whenever {schema(op)} makes {y} true, in every goal-reaching "
-                      f"trace; {again} it was taken away first ({' and '.join(deleters)} take it away every time "
+                      f"trace; {again} it was taken away first ({' and '.join(takers)} take it away every time "
                       "they run) and came back; "
                       + ("the model does not mention it" if x not in vocabulary else
                          "the model neither takes it away nor requires it there"))
