@@ -119,6 +119,13 @@ def _repaired_vs_omitted(data: dict[str, Any], world: str) -> str:
             f"({repaired['seeds']} seeds")
 
 
+def _repair_compare(data: dict[str, Any], model: str) -> str:
+    """``repair_compare.py``: the median env steps to success on the repaired model and the omitted one."""
+    row = next(m for m in data["models"] if m["model"] == model)
+    median = {k: round(row[k]["median"]) for k in ("repaired", "omitted")}
+    return f"median {median['repaired']} env steps against {median['omitted']} ({len(data['seeds'])} seeds)"
+
+
 def _env_process_speed(data: dict[str, Any]) -> str:
     """The fastest ``deep.env_process`` row against the fastest PPO row of the same run."""
     best = max(r["steps_per_second"] for r in data["rows"] if r.get("env_process"))
@@ -188,6 +195,7 @@ CLAIMS: list[Claim] = [
           lambda d: f"{_all_worlds(d, 'table')} on four models"),
     Claim("ASGRL, asg defaults", f"{RESULTS}/figure3/asg_cap_d20.json",
           lambda d: f"{d['meta']['seeds']} seeds, {d['meta']['steps'] // 1000}k steps"),
+    Claim("Model repair hints", f"{RESULTS}/repair_compare_mario.json", lambda d: _repair_compare(d, "mario_no_key")),
     Claim("Model repair hints", f"{RESULTS}/own_worlds/repaired_10seeds/own_worlds.json",
           lambda d: _repaired_vs_omitted(d, "keyinbox")),
     Claim("Model repair hints", f"{RESULTS}/own_worlds/repaired_seeds_10_19/own_worlds.json",

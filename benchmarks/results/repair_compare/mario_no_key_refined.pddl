@@ -1,0 +1,50 @@
+(define (domain mario)
+    (:requirements :strips)
+    (:predicates (at-bottom) (at-upper-platform) (at-upper-platform-with-key) (door-open) (has-hidden-key) (has-key) (in-tube) (ladder-broken) (on-ladder))
+    (:action achieve_at_upper_platform_with_key
+        :parameters ()
+        :precondition (and (has-hidden-key) (has-key) (ladder-broken) (on-ladder))
+        :effect (at-upper-platform-with-key)
+    )
+     (:action achieve_has_hidden_key
+        :parameters ()
+        :precondition (at-bottom)
+        :effect (has-hidden-key)
+    )
+     (:action achieve_has_key
+        :parameters ()
+        :precondition (at-bottom)
+        :effect (has-key)
+    )
+     (:action achieve_in_tube
+        :parameters ()
+        :precondition (at-upper-platform)
+        :effect (in-tube)
+    )
+     (:action achieve_ladder_broken
+        :parameters ()
+        :precondition (on-ladder)
+        :effect (ladder-broken)
+    )
+     (:action achieve_on_ladder
+        :parameters ()
+        :precondition (and )
+        :effect (on-ladder)
+    )
+     (:action go_down_the_ladder
+        :parameters ()
+        :precondition (in-tube)
+        :effect (at-bottom)
+    )
+     (:action unlock_door
+        :parameters ()
+        :precondition (and (at-upper-platform-with-key) (has-hidden-key) (has-key) (ladder-broken) (on-ladder))
+        :effect (door-open)
+    )
+)
+
+(define (problem prob)
+    (:domain mario)
+    (:init (at-upper-platform))
+    (:goal (door-open))
+)
