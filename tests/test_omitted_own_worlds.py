@@ -210,9 +210,10 @@ def test_the_own_worlds_benchmark_takes_them():
 @pytest.mark.parametrize("name", sorted(REPAIRED))
 def test_a_repaired_model_is_the_omitted_one_plus_the_mechanism(name):
     """A model ``asg mvtr --suggest --write`` repaired (issue 39 on a world of one's own): the omitted
-    model's actions, each with its precondition kept or widened by omitted atoms only, plus one
-    achiever per omitted atom; its landmarks put every omitted atom before the landmark the world needs
-    it for. ``own_worlds.py`` trains it as ``<world>-repaired``, the same env and labeler."""
+    model's actions, each with its precondition kept or widened by omitted atoms only, plus new
+    actions that each bring in an omitted atom (and atoms the model never had, made true with it);
+    its landmarks put every omitted atom before the landmark the world needs it for.
+    ``own_worlds.py`` trains it as ``<world>-repaired``, the same env and labeler."""
     import own_worlds
 
     from asg.planning.landmarks import compute_landmarks
@@ -228,7 +229,9 @@ def test_a_repaired_model_is_the_omitted_one_plus_the_mechanism(name):
     for op in old:
         assert old[op].add == new[op].add
         assert {str(f) for f in new[op].pre} - {str(f) for f in old[op].pre} <= set(OMITTED[name])
-    assert {str(f) for op in added for f in new[op].add} <= set(OMITTED[name])
+    for op in added:  # each new action brings in an omitted atom, and only atoms the model left out
+        adds = {str(f) for f in new[op].add}
+        assert adds & set(OMITTED[name]) and not adds & {str(f.positive()) for f in omitted.facts}, op
     order = [" ".join(lm.atom_strings()) for lm in compute_landmarks(repaired).subgoal_linearizations(limit=1)[0]]
     for atom, before in OMITTED[name].items():
         if atom in order:
