@@ -290,5 +290,6 @@ def repair_model(spec: DomainSpec | PluginDomain, model: str | Path | None, foun
     fixed = repair(parse_files(model if model is not None else spec.model_path()), found.hints.hints,
                    found.traces, top=top)
     if not fixed.applied:
-        raise NothingToRepair("no hint keeps the model an MVTR on the traces")
+        why = "; ".join(f"{' '.join(h.atoms)}: {reason}" for h, reason in fixed.skipped[:3])
+        raise NothingToRepair(f"none of the {len(fixed.skipped)} hint(s) applies ({why})")
     return fixed

@@ -161,6 +161,26 @@ def test_repair_skips_a_hint_that_makes_two_subgoals_come_true_in_one_step(toy):
     assert {p[:2] for p in inseparable(repaired, traces)} == {("(has-badge)", "(has-key)")}
 
 
+def test_write_with_no_hint_that_applies_says_why(toy, tmp_path):
+    """``--write`` when every hint is skipped: one line that names each skipped hint's reason."""
+    from asg.envs.mvtr_traces import NothingToRepair, Suggestion, repair_model
+    from asg.planning.hints import Edit, Hint, HintReport
+
+    task, graph = toy
+    path = tmp_path / "toy.pddl"
+    path.write_text(TOY)
+    traces = [trace(i, TOGETHER) for i in range(3)]
+    both = Hint("missing-precondition", (
+        Edit("declare", "", "(has-key)"), Edit("declare", "", "(has-badge)"),
+        Edit("add-action", "achieve_has_badge_and_has_key", "(has-badge)", (), ("(has-key)",)),
+        Edit("add-precondition", "open", "(has-badge)"), Edit("add-precondition", "open", "(has-key)")),
+        ("(has-badge)", "(has-key)"), "test", 3, 3, 0.8, 3, 3, ())
+    found = Suggestion(None, HintReport("ok", 3, 3, (both,)), tuple(traces))
+    with pytest.raises(NothingToRepair, match=r"none of the 1 hint\(s\) applies \(\(has-badge\) \(has-key\): "
+                                              r"a learner could not reach"):
+        repair_model(None, path, found)
+
+
 def test_a_new_achiever_requires_only_what_held_every_time_its_atom_came_true(toy):
     """The goal-reaching traces all open the door before taking the key; a random trace takes the key
     with the door shut: the door is no precondition of the key's new achiever."""
