@@ -41,20 +41,25 @@ TOY = """
 KEY, DOOR, GOAL = Atom("has-key"), Atom("door-open"), Atom("at-goal")
 
 
-def trace(index: int, states: list[set[Atom]]) -> AtomTrace:
-    return AtomTrace("random", index, tuple(map(frozenset, states)), tuple(GOAL in s for s in states))
+def trace(index: int, states: list[set[Atom]], goal: Atom = GOAL) -> AtomTrace:
+    return AtomTrace("random", index, tuple(map(frozenset, states)), tuple(goal in s for s in states))
 
 
 KEY_FIRST = [set(), {KEY}, {KEY, DOOR}, {KEY, DOOR, GOAL}]
 DOOR_FIRST = [set(), {DOOR}, {DOOR, GOAL}]  # no key at all
 
 
-@pytest.fixture
-def toy(tmp_path):
-    path = tmp_path / "toy.pddl"
-    path.write_text(TOY)
+def loaded(folder: Path, text: str):
+    """The task of a model given as text, and its landmarks."""
+    path = folder / "model.pddl"
+    path.write_text(text)
     task = load_task(path)
     return task, compute_landmarks(task)
+
+
+@pytest.fixture
+def toy(tmp_path):
+    return loaded(tmp_path, TOY)
 
 
 def test_a_hint_needs_the_minimum_of_goal_reaching_traces(toy):
@@ -139,18 +144,25 @@ BADGE = Atom("has-badge")
 TOGETHER = [set(), {KEY, BADGE}, {KEY, BADGE, DOOR}, {KEY, BADGE, DOOR, GOAL}]
 
 
-def test_repair_skips_a_hint_that_makes_two_subgoals_come_true_in_one_step(toy):
+def both_at_once():
+    """A hint that asks for the key and the badge at the door, with one achiever of both."""
     from asg.planning.hints import Edit, Hint
+
+    return Hint("missing-precondition", (
+        Edit("declare", "", "(has-key)"), Edit("declare", "", "(has-badge)"),
+        Edit("add-action", "achieve_has_badge_and_has_key", "(has-badge)", (), ("(has-key)",)),
+        Edit("add-precondition", "open", "(has-badge)"), Edit("add-precondition", "open", "(has-key)")),
+        ("(has-badge)", "(has-key)"), "test", 3, 3, 0.8, 3, 3, ())
+
+
+def test_repair_skips_a_hint_that_makes_two_subgoals_come_true_in_one_step(toy):
+    from asg.planning.hints import Hint
     from asg.planning.parse import parse_text
     from asg.planning.repair import inseparable, repair
 
     task, graph = toy
     traces = [trace(i, TOGETHER) for i in range(3)]
-    both = Hint("missing-precondition", (
-        Edit("declare", "", "(has-key)"), Edit("declare", "", "(has-badge)"),
-        Edit("add-action", "achieve_has_badge_and_has_key", "(has-badge)", (), ("(has-key)",)),
-        Edit("add-precondition", "open", "(has-badge)"), Edit("add-precondition", "open", "(has-key)")),
-        ("(has-badge)", "(has-key)"), "test", 3, 3, 0.8, 3, 3, ())
+    both = both_at_once()
     one = Hint("missing-precondition", both.edits[:3] + both.edits[4:], ("(has-key)",), "test", 3, 3, 0.7,
                3, 3, ())
     fixed = repair(parse_text(TOY, require_problem=True), [both, one], traces)
@@ -161,20 +173,15 @@ def test_repair_skips_a_hint_that_makes_two_subgoals_come_true_in_one_step(toy):
     assert {p[:2] for p in inseparable(repaired, traces)} == {("(has-badge)", "(has-key)")}
 
 
-def test_write_with_no_hint_that_applies_says_why(toy, tmp_path):
+def test_write_with_no_hint_that_applies_says_why(tmp_path):
     """``--write`` when every hint is skipped: one line that names each skipped hint's reason."""
     from asg.envs.mvtr_traces import NothingToRepair, Suggestion, repair_model
-    from asg.planning.hints import Edit, Hint, HintReport
+    from asg.planning.hints import HintReport
 
-    task, graph = toy
     path = tmp_path / "toy.pddl"
     path.write_text(TOY)
     traces = [trace(i, TOGETHER) for i in range(3)]
-    both = Hint("missing-precondition", (
-        Edit("declare", "", "(has-key)"), Edit("declare", "", "(has-badge)"),
-        Edit("add-action", "achieve_has_badge_and_has_key", "(has-badge)", (), ("(has-key)",)),
-        Edit("add-precondition", "open", "(has-badge)"), Edit("add-precondition", "open", "(has-key)")),
-        ("(has-badge)", "(has-key)"), "test", 3, 3, 0.8, 3, 3, ())
+    both = both_at_once()
     found = Suggestion(None, HintReport("ok", 3, 3, (both,)), tuple(traces))
     with pytest.raises(NothingToRepair, match=r"none of the 1 hint\(s\) applies \(\(has-badge\) \(has-key\): "
                                               r"a learner could not reach"):
@@ -253,7 +260,7 @@ EMPTY, BALL = Atom("hands-empty"), Atom("has-ball")
 
 
 def hand_trace(index: int, states: list[set[Atom]]) -> AtomTrace:
-    return AtomTrace("random", index, tuple(map(frozenset, states)), tuple(BALL in s for s in states))
+    return trace(index, states, BALL)
 
 
 # take the key, unlock, put the key down, take the ball
@@ -262,10 +269,7 @@ PUT_DOWN = [{EMPTY}, {KEY}, {KEY, DOOR}, {EMPTY, DOOR}, {DOOR, BALL}]
 
 @pytest.fixture
 def hand(tmp_path):
-    path = tmp_path / "hand.pddl"
-    path.write_text(HAND)
-    task = load_task(path)
-    return task, compute_landmarks(task)
+    return loaded(tmp_path, HAND)
 
 
 def test_an_atom_true_from_the_start_that_must_hold_again_is_a_missing_undo(hand):
@@ -317,21 +321,19 @@ def test_an_undo_needs_to_be_seen_in_some_goal_reaching_traces_not_all(tmp_path)
     others take the key first. The hand is empty at every first pick-up of the key, and three
     traces had emptied it again after the stone: enough for the hint, which says in how many."""
     stone = Atom("has-stone")
-    path = tmp_path / "stone.pddl"
-    path.write_text(HAND.replace("(has-ball))", "(has-ball) (has-stone))").replace(
+    task, graph = loaded(tmp_path, HAND.replace("(has-ball))", "(has-ball) (has-stone))").replace(
         "(:action take-key", "(:action take-stone :parameters () :precondition (and) :effect (and (has-stone)))\n"
                             "  (:action take-key"))
-    task = load_task(path)
     stone_first = [{EMPTY}, {stone}, {EMPTY}, {KEY}, {KEY, DOOR}, {EMPTY, DOOR}, {DOOR, BALL}]
     key_first = [{EMPTY}, {KEY}, {KEY, DOOR}, {EMPTY, DOOR}, {stone, DOOR}, {EMPTY, DOOR}, {DOOR, BALL}]
     traces = [hand_trace(i, stone_first) for i in range(3)] + [hand_trace(3, key_first)]
-    hints = suggest(task, traces, compute_landmarks(task)).hints
+    hints = suggest(task, traces, graph).hints
     key = next(h for h in hints if h.kind == "missing-undo" and "take-key" in str(h.edits[3]))
     assert str(key.edits[3]) == "add (hands-empty) to the precondition of take-key"
     assert "in 3 of them it was taken away first" in key.reason and key.support == 4
     # with two such traces only, too few (HintConfig.min_goal_traces, 3) saw it taken away
     fewer = [hand_trace(i, stone_first) for i in range(2)] + [hand_trace(i, key_first) for i in (2, 3)]
-    assert not any("take-key" in str(e) for h in suggest(task, fewer, compute_landmarks(task)).hints
+    assert not any("take-key" in str(e) for h in suggest(task, fewer, graph).hints
                    if h.kind == "missing-undo" for e in h.edits if e.op == "add-precondition")
 
 
