@@ -209,8 +209,7 @@ def refine_achievers(edits: Sequence[Edit], traces: Sequence[AtomTrace], task: T
             x = Atom.parse(edit.atom)
             steps = achieving_steps(x, traces, again=x in task.init)
             held = set.intersection(*(set(t.states[n - 1]) & vocabulary for t, n in steps)) if steps else set()
-            pre = sorted(str(a) for a in held - {x}) + [p for p in edit.precondition if Atom.parse(p) not in held]
-            edit = replace(edit, precondition=tuple(sorted(pre)))
+            edit = replace(edit, precondition=tuple(sorted({str(a) for a in held - {x}} | set(edit.precondition))))
         out.append(edit)
     return out
 
