@@ -227,9 +227,9 @@ def markdown(data: dict[str, Any]) -> str:
                              f"({' '.join(repair['why'] or [])})")
                 continue
             again = f"; needed again: {'; '.join(repair['needed_again'])}" if repair["needed_again"] else ""
-            hints = "" if k == 1 else " from its hints: " + "; ".join(
+            hints = "" if k == 1 else f" on round {k - 1}'s model, whose hints were: " + "; ".join(
                 f"[{h['kind']}] {_main_edit_first(h['edits'])[0]}" for h in repair["hints"])
-            lines.append(f"  round {k}, `--write` ({Path(repair['file']).name}){hints}. Re-check: {repair['mvtr']}; "
+            lines.append(f"  round {k}, `--write` {Path(repair['file']).name}{hints}. Re-check: {repair['mvtr']}; "
                          f"landmark sequence {' < '.join(repair['subgoals'])}{again}; its landmarks include "
                          f"{' '.join(repair['landmarks_include_omitted']) or 'no omitted atom'}")
     return "\n".join(lines) + "\n"

@@ -1,0 +1,30 @@
+(define (domain blockedunlockpickup)
+    (:requirements :strips)
+    (:predicates (door-clear) (door-open) (has-ball) (has-box) (has-key))
+    (:action achieve_door_clear_and_has_ball
+        :parameters ()
+        :precondition (and )
+        :effect (and (door-clear) (has-ball))
+    )
+     (:action pick-up-box
+        :parameters ()
+        :precondition (door-open)
+        :effect (has-box)
+    )
+     (:action pick-up-key
+        :parameters ()
+        :precondition (and )
+        :effect (has-key)
+    )
+     (:action unlock-door
+        :parameters ()
+        :precondition (and (has-key) (door-clear))
+        :effect (door-open)
+    )
+)
+
+(define (problem blockedunlockpickup)
+    (:domain blockedunlockpickup)
+    (:init )
+    (:goal (has-box))
+)

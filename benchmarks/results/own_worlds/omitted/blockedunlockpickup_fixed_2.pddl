@@ -1,0 +1,35 @@
+(define (domain blockedunlockpickup)
+    (:requirements :strips)
+    (:predicates (door-clear) (door-open) (hands-empty) (has-ball) (has-box) (has-key))
+    (:action achieve_door_clear_and_has_ball
+        :parameters ()
+        :precondition (hands-empty)
+        :effect (and (door-clear) (has-ball) (not (hands-empty)))
+    )
+     (:action pick-up-box
+        :parameters ()
+        :precondition (and (door-open) (hands-empty))
+        :effect (and (has-box) (not (hands-empty)))
+    )
+     (:action pick-up-key
+        :parameters ()
+        :precondition (hands-empty)
+        :effect (and (has-key) (not (hands-empty)))
+    )
+     (:action restore_hands_empty
+        :parameters ()
+        :precondition (and )
+        :effect (hands-empty)
+    )
+     (:action unlock-door
+        :parameters ()
+        :precondition (and (has-key) (door-clear))
+        :effect (door-open)
+    )
+)
+
+(define (problem blockedunlockpickup)
+    (:domain blockedunlockpickup)
+    (:init (hands-empty))
+    (:goal (has-box))
+)

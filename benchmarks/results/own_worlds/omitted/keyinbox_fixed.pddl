@@ -1,0 +1,25 @@
+(define (domain keyinbox)
+    (:requirements :strips)
+    (:predicates (box-opened) (door-open) (has-key))
+    (:action achieve_box_opened
+        :parameters ()
+        :precondition (and )
+        :effect (box-opened)
+    )
+     (:action open-door
+        :parameters ()
+        :precondition (has-key)
+        :effect (door-open)
+    )
+     (:action pick-up-key
+        :parameters ()
+        :precondition (box-opened)
+        :effect (has-key)
+    )
+)
+
+(define (problem keyinbox)
+    (:domain keyinbox)
+    (:init )
+    (:goal (door-open))
+)

@@ -1,0 +1,45 @@
+(define (domain multiroom)
+    (:requirements :strips)
+    (:predicates (at-goal) (door-1-open) (door-2-open) (door-3-open) (in-room-2) (in-room-3) (in-room-4))
+    (:action achieve_door_1_open
+        :parameters ()
+        :precondition (and )
+        :effect (door-1-open)
+    )
+     (:action achieve_door_2_open
+        :parameters ()
+        :precondition (in-room-2)
+        :effect (door-2-open)
+    )
+     (:action achieve_door_3_open
+        :parameters ()
+        :precondition (in-room-3)
+        :effect (door-3-open)
+    )
+     (:action enter-room-2
+        :parameters ()
+        :precondition (door-1-open)
+        :effect (in-room-2)
+    )
+     (:action enter-room-3
+        :parameters ()
+        :precondition (and (in-room-2) (door-2-open))
+        :effect (in-room-3)
+    )
+     (:action enter-room-4
+        :parameters ()
+        :precondition (and (in-room-3) (door-3-open))
+        :effect (in-room-4)
+    )
+     (:action walk-to-goal
+        :parameters ()
+        :precondition (in-room-4)
+        :effect (at-goal)
+    )
+)
+
+(define (problem multiroom)
+    (:domain multiroom)
+    (:init )
+    (:goal (at-goal))
+)

@@ -1,0 +1,30 @@
+(define (domain obstructedmaze)
+    (:requirements :strips)
+    (:predicates (door-open) (hands-empty) (has-ball) (has-key))
+    (:action pick-up-ball
+        :parameters ()
+        :precondition (and (door-open) (hands-empty))
+        :effect (and (has-ball) (not (hands-empty)))
+    )
+     (:action pick-up-key
+        :parameters ()
+        :precondition (and )
+        :effect (and (has-key) (not (hands-empty)))
+    )
+     (:action restore_hands_empty
+        :parameters ()
+        :precondition (has-key)
+        :effect (and (hands-empty) (not (has-key)))
+    )
+     (:action unlock-door
+        :parameters ()
+        :precondition (has-key)
+        :effect (door-open)
+    )
+)
+
+(define (problem obstructedmaze)
+    (:domain obstructedmaze)
+    (:init (hands-empty))
+    (:goal (has-ball))
+)

@@ -1,0 +1,35 @@
+(define (domain unlocktounlock)
+    (:requirements :strips)
+    (:predicates (door-a-open) (door-b-open) (has-ball) (has-key-a) (has-key-b))
+    (:action achieve_door_b_open
+        :parameters ()
+        :precondition (has-key-b)
+        :effect (door-b-open)
+    )
+     (:action achieve_has_key_b
+        :parameters ()
+        :precondition (and )
+        :effect (has-key-b)
+    )
+     (:action pick-up-ball
+        :parameters ()
+        :precondition (door-a-open)
+        :effect (has-ball)
+    )
+     (:action pick-up-key-a
+        :parameters ()
+        :precondition (and (door-b-open) (has-key-b))
+        :effect (has-key-a)
+    )
+     (:action unlock-door-a
+        :parameters ()
+        :precondition (has-key-a)
+        :effect (door-a-open)
+    )
+)
+
+(define (problem unlocktounlock)
+    (:domain unlocktounlock)
+    (:init )
+    (:goal (has-ball))
+)

@@ -1,0 +1,40 @@
+(define (domain unlocktounlock)
+    (:requirements :strips)
+    (:predicates (door-a-open) (door-b-open) (hands-empty) (has-ball) (has-key-a) (has-key-b))
+    (:action achieve_door_b_open
+        :parameters ()
+        :precondition (has-key-b)
+        :effect (door-b-open)
+    )
+     (:action achieve_has_key_b
+        :parameters ()
+        :precondition (and )
+        :effect (and (has-key-b) (not (hands-empty)))
+    )
+     (:action pick-up-ball
+        :parameters ()
+        :precondition (and (door-a-open) (hands-empty))
+        :effect (and (has-ball) (not (hands-empty)))
+    )
+     (:action pick-up-key-a
+        :parameters ()
+        :precondition (and (door-b-open) (has-key-b) (hands-empty))
+        :effect (and (has-key-a) (not (hands-empty)))
+    )
+     (:action restore_hands_empty
+        :parameters ()
+        :precondition (and )
+        :effect (hands-empty)
+    )
+     (:action unlock-door-a
+        :parameters ()
+        :precondition (has-key-a)
+        :effect (door-a-open)
+    )
+)
+
+(define (problem unlocktounlock)
+    (:domain unlocktounlock)
+    (:init (hands-empty))
+    (:goal (has-ball))
+)
