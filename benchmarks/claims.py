@@ -126,6 +126,12 @@ def _repair_compare(data: dict[str, Any], model: str) -> str:
     return f"median {median['repaired']} env steps against {median['omitted']} ({len(data['seeds'])} seeds)"
 
 
+def _own_world_hints(data: dict[str, Any]) -> str:
+    """``own_worlds_omitted.py``: on how many worlds a top-3 hint names an omitted atom."""
+    found = sum(bool(w["hints"].get("found")) for w in data["worlds"])
+    return f"the omitted mechanism in the top 3 on {found} of {len(data['worlds'])} MiniGrid worlds of one's own"
+
+
 def _env_process_speed(data: dict[str, Any]) -> str:
     """The fastest ``deep.env_process`` row against the fastest PPO row of the same run."""
     best = max(r["steps_per_second"] for r in data["rows"] if r.get("env_process"))
@@ -196,6 +202,7 @@ CLAIMS: list[Claim] = [
     Claim("ASGRL, asg defaults", f"{RESULTS}/figure3/asg_cap_d20.json",
           lambda d: f"{d['meta']['seeds']} seeds, {d['meta']['steps'] // 1000}k steps"),
     Claim("Model repair hints", f"{RESULTS}/repair_compare_mario.json", lambda d: _repair_compare(d, "mario_no_key")),
+    Claim("Model repair hints", f"{RESULTS}/own_worlds/omitted/omitted.json", _own_world_hints),
     Claim("Model repair hints", f"{RESULTS}/own_worlds/repaired_10seeds/own_worlds.json",
           lambda d: _repaired_vs_omitted(d, "keyinbox")),
     Claim("Model repair hints", f"{RESULTS}/own_worlds/repaired_seeds_10_19/own_worlds.json",
