@@ -317,6 +317,20 @@ def _goal_uses(uses: list[_Use], goal: Sequence[AtomTrace]) -> list[_Use]:
     return [u for u in uses if u.trace.name in names]
 
 
+def _every_goal_use(uses: list[_Use], goal: Sequence[AtomTrace], config: HintConfig) -> list[_Use] | None:
+    """The goal-reaching traces' uses of a model atom, when every goal-reaching trace makes it true
+    and they are enough for a hint (else None)."""
+    g_uses = _goal_uses(uses, goal)
+    return g_uses if len(g_uses) >= config.min_goal_traces and len(g_uses) >= len(goal) else None
+
+
+def _known(g_uses: list[_Use], y: Atom, before: dict[Atom, set[Atom]]) -> set[Atom]:
+    """What the model already says before ``y``: its achievers' preconditions and effects, and the
+    landmarks it orders before any of them."""
+    known = set.union(*(set(u.op.pre) | set(u.op.add) for u in g_uses))
+    return known | {b for a in known | {y} for b in before.get(a, set())}
+
+
 def _precondition_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[AtomTrace],
                         all_uses: dict[Atom, list[_Use]], before: dict[Atom, set[Atom]],
                         config: HintConfig) -> list[Hint]:
@@ -325,13 +339,12 @@ def _precondition_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[
     # (X, Y) -> holds at n - 1 in every goal-reaching trace?
     candidates: dict[Atom, list[tuple[Atom, list[_Use], bool]]] = {}
     for y, uses in sorted(all_uses.items()):
-        g_uses = _goal_uses(uses, goal)
-        if len(g_uses) < config.min_goal_traces or len(g_uses) < len(goal):
+        g_uses = _every_goal_use(uses, goal, config)
+        if g_uses is None:
             continue
         firsts = [u.trace.first_true() for u in g_uses]
         common = set.intersection(*({x for x, m in f.items() if 0 < m < u.step} for f, u in zip(firsts, g_uses)))
-        known = set.union(*(set(u.op.pre) | set(u.op.add) for u in g_uses))
-        known |= {b for a in known | {y} for b in before.get(a, set())}
+        known = _known(g_uses, y, before)
         xs = sorted(common - known - {y})
         held = {x: all(x in u.trace.states[u.step - 1] for u in g_uses) for x in xs}
         for x in xs:
@@ -416,17 +429,24 @@ def _new_achiever(x: Atom, goal: Sequence[AtomTrace], traces: Sequence[AtomTrace
     in the same step (one step, one action: two actions would order them, which no trace does)."""
     firsts = [t.first_true() for t in goal]
     steps = achieving_steps(x, traces, again=False)
-    pre = set.intersection(*(set(t.states[n - 1]) & vocabulary for t, n in steps)) if steps else set()
+    pre = held_before(steps, vocabulary)
     together = set.intersection(*({a for a, m in f.items() if m == f.get(x)} for f in firsts)) if steps else set()
     group = sorted((together - achieved) | {x})  # one name per group: two hints share the action
     name = "achieve_" + "_and_".join("_".join((a.predicate, *a.args)) for a in group).replace("-", "_")
     return Edit("add-action", name, str(group[0]), tuple(sorted(map(str, pre))), tuple(map(str, group[1:])))
 
 
+def held_before(steps: Sequence[tuple[AtomTrace, int]], vocabulary: set[Atom]) -> set[Atom]:
+    """The atoms of ``vocabulary`` that hold just before every one of ``steps`` (none: no steps): a
+    new achiever's precondition."""
+    return set.intersection(*(set(t.states[n - 1]) & vocabulary for t, n in steps)) if steps else set()
+
+
 def achieving_steps(x: Atom, traces: Sequence[AtomTrace], again: bool) -> list[tuple[AtomTrace, int]]:
     """(trace, step) where ``x`` comes true: the first time in each trace, or with ``again`` every
     time it comes back (an atom true from the start). A new achiever's precondition is what holds
-    at every one of them (``_new_achiever``, ``_re_achiever``, ``repair.refine_achievers``)."""
+    before every one of them (``held_before``: ``_new_achiever``, ``_re_achiever``,
+    ``repair.refine_achievers``)."""
     if again:
         return [(t, n) for t in traces for n in _rises(t, x)]
     return [(t, f[x]) for t in traces if (f := t.first_true()).get(x)]
@@ -487,23 +507,25 @@ def _undo_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[AtomTrac
     at: dict[tuple[str, int], set[str]] = {}  # (trace, step) -> the model actions that ran there
     for t, n, op in events:
         at.setdefault((t.name, n), set()).add(schema(op))
-    deleters = {x: _deleters(x, events) for x in initial}
+    deleters: dict[Atom, dict[str, list[Operator]]] = {}  # read for the candidate atoms only
     hints = []
     hinted: set[tuple[Atom, str]] = set()  # (atom, action): an action adding two atoms is one hint
     for y, uses in sorted(all_uses.items()):
-        g_uses = _goal_uses(uses, goal)
-        if len(g_uses) < config.min_goal_traces or len(g_uses) < len(goal):
+        g_uses = _every_goal_use(uses, goal, config)
+        if g_uses is None:
             continue
-        known = set.union(*(set(u.op.pre) | set(u.op.add) for u in g_uses))
-        known |= {b for a in known | {y} for b in before.get(a, set())}
+        known = _known(g_uses, y, before)
         held = set.intersection(*(set(u.trace.states[u.step - 1]) for u in g_uses)) & initial
         for x in sorted(held - known - {y}):
             if (x, schema(g_uses[0].op)) in hinted:
                 continue
             fell = [(u, f) for u in g_uses if (f := _fall(u.trace, x, u.step - 1)) is not None]
+            if len(fell) < config.min_goal_traces:
+                continue
+            if x not in deleters:
+                deleters[x] = _deleters(x, events)
             takers = deleters[x]
-            if len(fell) < config.min_goal_traces or not all(at.get((u.trace.name, f), set()) & set(takers)
-                                                             for u, f in fell):
+            if not all(at.get((u.trace.name, f), set()) & set(takers) for u, f in fell):
                 continue
             op = g_uses[0].op
             hinted.add((x, schema(op)))
@@ -533,7 +555,7 @@ def _re_achiever(x: Atom, traces: Sequence[AtomTrace], vocabulary: set[Atom]) ->
     deletes those that turn false, in every step of every trace where ``x`` comes back (``(has-key)``
     and ``(not (has-key))`` for ``(hands-empty)``: the key is put down)."""
     steps = achieving_steps(x, traces, again=True)
-    pre = set.intersection(*(set(t.states[n - 1]) & vocabulary for t, n in steps))
+    pre = held_before(steps, vocabulary)
     removes = set.intersection(*(set(t.states[n - 1] - t.states[n]) & vocabulary for t, n in steps))
     name = "restore_" + "_".join((x.predicate, *x.args)).replace("-", "_")
     return Edit("add-action", name, str(x), tuple(sorted(map(str, pre))), (), tuple(sorted(map(str, removes))))
@@ -574,8 +596,8 @@ def _unreachable_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[A
     for y, uses in sorted(all_uses.items()):
         if y not in landmarks:
             continue
-        g_uses = _goal_uses(uses, goal)
-        if len(g_uses) < config.min_goal_traces or len(g_uses) < len(goal) or any(u.identified for u in g_uses):
+        g_uses = _every_goal_use(uses, goal, config)
+        if g_uses is None or any(u.identified for u in g_uses):
             continue
         op = g_uses[0].op
         failing = set.intersection(*(set(u.op.pre - u.trace.states[u.step - 1]) for u in g_uses))

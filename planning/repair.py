@@ -21,7 +21,7 @@ from pddl.logic.terms import Constant, Variable
 
 from asg.planning.errors import AsgError
 from asg.planning.grounding import ground
-from asg.planning.hints import Edit, Hint, achieving_steps
+from asg.planning.hints import Edit, Hint, achieving_steps, held_before
 from asg.planning.landmark_graph import LandmarkGraph
 from asg.planning.landmarks import compute_landmarks
 from asg.planning.mvtr import AtomTrace, MVTRReport, check_mvtr
@@ -208,7 +208,7 @@ def refine_achievers(edits: Sequence[Edit], traces: Sequence[AtomTrace], task: T
         if edit.op == "add-action":
             x = Atom.parse(edit.atom)
             steps = achieving_steps(x, traces, again=x in task.init)
-            held = set.intersection(*(set(t.states[n - 1]) & vocabulary for t, n in steps)) if steps else set()
+            held = held_before(steps, vocabulary)
             edit = replace(edit, precondition=tuple(sorted({str(a) for a in held - {x}} | set(edit.precondition))))
         out.append(edit)
     return out
