@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+import networkx as nx
 from pddl.action import Action
 from pddl.core import Domain, Problem
 from pddl.formatter import domain_to_string, problem_to_string
@@ -214,13 +215,37 @@ def refine_achievers(edits: Sequence[Edit], traces: Sequence[AtomTrace], task: T
     return out
 
 
+def _ordering_only(applied: Sequence[Hint], edits: Sequence[Edit]) -> list[Edit]:
+    """The preconditions that ``missing-landmark`` hints add: the atom came true before the action
+    and no longer holds when it fires, so the precondition is there only to order the atom first."""
+    return [e for hint in applied if hint.kind == "missing-landmark"
+            for e in hint.edits if e.op == "add-precondition" and e in edits]
+
+
+def _keeps_orderings(before: LandmarkGraph, after: LandmarkGraph, atom: Atom) -> bool:
+    """``after`` orders ``atom``'s landmark before every landmark ``before`` orders it before
+    (paths through other landmarks count)."""
+    def later(graph: LandmarkGraph) -> set[frozenset[Atom]]:
+        try:
+            source = graph.find(atom)
+        except KeyError:
+            return set()
+        return {graph.by_id(v).atoms for v in nx.descendants(graph.graph, source.id)}
+
+    return later(before) <= later(after)
+
+
 def repair(model: Model, hints: Sequence[Hint], traces: Sequence[AtomTrace], top: int = 3) -> RepairResult:
     """Apply the top-ranked hints that fit together: in rank order, each whose edits apply, keep
     the model an MVTR on ``traces``, keep every landmark of the model that every goal-reaching
     trace reaches (the traces confirm it) and bring in no pair of subgoals the goal-reaching traces
     make true in the same step (``inseparable``), until ``top`` are applied. The new achievers'
     preconditions are then read again over the repaired model's atoms (``refine_achievers``), kept
-    where the result passes the same checks."""
+    where the result passes the same checks. Last, a ``missing-landmark`` hint's precondition, which
+    the traces show false when its action fires, is taken out again where the rest of the repair
+    already orders its atom first (B's key before A's key, through B's door once the door's achiever
+    asks for the key): a written precondition the env contradicts would tell a learner that keeps
+    its landmarks (``protect_landmarks``) to hold B's key while it takes A's."""
     applied: list[Hint] = []
     skipped: list[tuple[Hint, str]] = []
     edits: list[Edit] = []
@@ -266,6 +291,12 @@ def repair(model: Model, hints: Sequence[Hint], traces: Sequence[AtomTrace], top
     if refined != edits and not isinstance(outcome := attempt(refined, set()), str):
         edits = refined
         text, task, graph, report = outcome
+    for edit in _ordering_only(applied, edits):
+        trial = [e for e in edits if e != edit]
+        outcome = attempt(trial, set())
+        if not isinstance(outcome, str) and _keeps_orderings(graph, outcome[2], Atom.parse(edit.atom)):
+            edits = trial
+            text, task, graph, report = outcome
     subgoals = tuple(str(lm) for lm in graph.subgoals())  # the landmark sequence a learner is given
     landmarks = tuple(sorted(str(a) for lm in graph.landmarks if lm.kind == "fact" for a in lm.atoms))
     again = tuple(f"{lm} after {after}" for lm, after in compute_landmarks(task, reasonable=True).needed_again())

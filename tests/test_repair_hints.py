@@ -357,6 +357,11 @@ def test_two_hints_that_bring_in_one_chain_are_written_in_its_order(hand):
     assert fixed.subgoals == ("(has-key-b)", "(door-b-open)", "(has-key)", "(door-open)", "(has-ball)")
     written = next(e for e in fixed.edits if e.op == "add-action" and e.atom == "(door-b-open)")
     assert written.precondition == ("(has-key-b)",)
+    # B's key is down when the model's key comes up: once B's door asks for it, the precondition
+    # that only ordered it first is taken out again, and the order stays
+    preconditions = [str(e) for e in fixed.edits if e.op == "add-precondition"]
+    assert preconditions == ["add (door-b-open) to the precondition of take-key"]
+    assert "(has-key-b)" not in fixed.text.split("(:action take-key")[1].split(":effect")[0]
 
 
 def load_task_text(model, edits):
