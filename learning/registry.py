@@ -96,7 +96,8 @@ def uses_landmarks(cfg: TrainConfig) -> bool:
 def make_subgoals(cfg: TrainConfig, task: Task, graph: Any = None) -> SubgoalSet:
     """The learner's subgoals: landmarks (ASGRL, Landmark-HRL, flat shaping; ``graph``: the task's
     landmark graph if already computed) or a plan (Plan-HRL)."""
-    subgoals = landmark_subgoals(task, graph=graph) if uses_landmarks(cfg) else plan_subgoals(task)
+    again = isinstance(cfg.learner, HierarchicalConfig) and cfg.learner.needed_again
+    subgoals = landmark_subgoals(task, graph=graph, again=again) if uses_landmarks(cfg) else plan_subgoals(task)
     if cfg.model is not None:  # a user's model: the domain's per-landmark k applies where it shares the landmark
         cfg = _shared_domain_k(cfg, set(subgoals.names()))
     check_subgoals(cfg, subgoals.names())  # a k_overrides entry must name one of them

@@ -386,6 +386,14 @@ class HierarchicalConfig:
     # onto a goal right behind it makes (in-room-4) and (at-goal) true at once, in 18 % of its layouts;
     # failed there, the (in-room-4) skills learn not to step through (docs/asgrl.md).
     reach_together: bool = False
+    # Landmarks needed again as subgoals (ours; off in the paper's, the official code's and every preset):
+    # an atom true at the start that the way to the goal takes away and needs back, by the landmark
+    # graph's reasonable orderings (Hoffmann et al. 2004; LAMA's landmarks "required again", Richter &
+    # Westphal 2010), is a subgoal of its own, ``X again after Y``, right before the first subgoal that
+    # needs it: the empty hand before the ball, once the key is in it. The paper's subgoals leave out
+    # every landmark true at the start (Sec. 4.2), so the ball's skills must first find the drop
+    # (``subgoals.needed_again_subgoals``).
+    needed_again: bool = False
     # Protected landmarks (ours; off in the paper's, the official code's and every preset): a skill
     # also fails when a landmark it needs, achieved before, turns false (by the model, a landmark
     # ordered greedy-necessarily before the skill's own must still hold when that one comes true:
@@ -465,6 +473,10 @@ class HierarchicalConfig:
         c.integer("skill_max_steps", ge=1)
         c.flag("strict_ordering")
         c.flag("reach_together")
+        c.flag("needed_again")
+        c.require(not self.needed_again or self.subgoals == "landmarks", "needed_again",
+                  f"adds landmarks needed again to the landmark subgoals: expected subgoals \"landmarks\", "
+                  f"got {show(self.subgoals)}")
         c.flag("protect_landmarks")
         c.flag("retake_undone")
         c.require(not self.retake_undone or self.protect_landmarks, "retake_undone",

@@ -3,7 +3,10 @@
 ``landmark_subgoals(task)`` takes the subgoals and their linearizations from the landmark graph
 (fact landmarks that occur in action preconditions or the goal, ASGRL Sec. 4.2);
 ``plan_subgoals(task)`` takes one subgoal per operator of a plan (the Plan-HRL baseline).
-Nothing here is typed in by hand: both come from the model.
+Nothing here is typed in by hand: both come from the model. With ``again`` (``learner.needed_again``,
+ours) the landmarks the model needs again become subgoals too: an atom true at the start that the way
+to the goal takes away and needs back (the empty hand before the ball), from the landmark graph's
+reasonable orderings (``LandmarkGraph.needed_again``).
 
 ``SubgoalWrapper`` runs one skill at a time on an env: reward R_L = 1 and termination when the
 target subgoal's atoms become true, failure (termination, reward 0) when another pending subgoal
@@ -33,6 +36,9 @@ class Subgoal:
     name: str
     atoms: frozenset[Atom]
     goal: bool = False
+    after: str = ""
+    """A landmark needed again: the subgoal it must come true again after. Its atoms hold at the
+    start, and it never comes true out of turn (``SubgoalWrapper``)."""
 
     def holds(self, labels: frozenset[Atom] | set[Atom]) -> bool:
         """All atoms true in ``labels``."""
@@ -99,7 +105,8 @@ class SubgoalSet:
                 "goal_subgoals": [sg.name for sg in self.subgoals if sg.goal],
                 "goal": sorted(str(a) for a in self.goal), "negative_goal": sorted(str(a) for a in self.negative_goal),
                 "needs": {sg.name: [self.subgoals[j].name for j in need]
-                          for sg, need in zip(self.subgoals, self.needs) if need}}
+                          for sg, need in zip(self.subgoals, self.needs) if need},
+                "again": {sg.name: sg.after for sg in self.subgoals if sg.after}}
 
     @classmethod
     def from_json(cls, data: Any, where: str) -> SubgoalSet:
@@ -107,8 +114,11 @@ class SubgoalSet:
         try:
             names = list(data["subgoals"])
             index = {name: i for i, name in enumerate(names)}
+            again = data.get("again", {})  # absent in run folders before ``needed_again``
             subgoals = tuple(Subgoal(name, frozenset(Atom.parse(a) for a in data["atoms"][name]),
-                                     name in data["goal_subgoals"]) for name in names)
+                                     name in data["goal_subgoals"], str(again.get(name, ""))) for name in names)
+            if any(sg.after and sg.after not in index for sg in subgoals):
+                raise ValueError("an again subgoal names no subgoal it comes after")
             lins = tuple(tuple(index[name] for name in lin) for lin in data["linearizations"])
             needs = data.get("needs", {})  # absent in run folders before ``protect_landmarks``
             return cls(subgoals, lins, frozenset(Atom.parse(a) for a in data["goal"]),
@@ -126,9 +136,11 @@ def _unique(seq: Iterable[int]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def landmark_subgoals(task: Task, limit: int = 100, graph: LandmarkGraph | None = None) -> SubgoalSet:
+def landmark_subgoals(task: Task, limit: int = 100, graph: LandmarkGraph | None = None,
+                      again: bool = False) -> SubgoalSet:
     """ASGRL's subgoals: ``LandmarkGraph.subgoals()`` and its linearizations restricted to them
-    (``graph``: the task's landmark graph when the caller has it already).
+    (``graph``: the task's landmark graph when the caller has it already), and with ``again`` the
+    landmarks needed again (``needed_again_subgoals``).
 
     The factory is h^m (the paper's), or RHW for a model with axioms, which h^m does not take
     (as Fast Downward's ``lm_hm``). A learner checks subgoals and the goal on its labeler's atoms,
@@ -152,7 +164,37 @@ def landmark_subgoals(task: Task, limit: int = 100, graph: LandmarkGraph | None 
         lins.append(tuple(range(len(subgoals))))  # subgoals() is itself in a topological order
     needs = tuple(tuple(sorted(position[u] for u, kind in graph.in_edges(lm.id).items()
                                if kind == "greedy-necessary" and u in position)) for lm in landmarks)
-    return SubgoalSet(subgoals, tuple(lins), task.goal, task.negative_goal, "landmarks", needs)
+    found = SubgoalSet(subgoals, tuple(lins), task.goal, task.negative_goal, "landmarks", needs)
+    return needed_again_subgoals(task, found) if again else found
+
+
+def needed_again_subgoals(task: Task, found: SubgoalSet) -> SubgoalSet:
+    """``found`` with a subgoal for each landmark the model needs again (Hoffmann et al. 2004's
+    reasonable orderings; LAMA's landmarks "required again", Richter & Westphal 2010): an atom true
+    at the start, ordered reasonably after a subgoal Y, and needed greedy-necessarily by a subgoal
+    W that every linearization puts after Y. The new subgoal, ``X again after Y``, goes right before
+    the first such W in each linearization, and W needs it (``protect_landmarks`` keeps it). A pair
+    with no such W in some linearization is left out."""
+    graph = compute_landmarks(task, factory="rhw" if task.axioms else "hm", reasonable=True)
+    index = {sg.atoms: i for i, sg in enumerate(found.subgoals)}
+    subgoals, lins, needs = list(found.subgoals), [list(lin) for lin in found.linearizations], list(found.needs)
+    for lm, after in graph.needed_again():
+        y = index.get(after.atoms)
+        users = {index[graph.by_id(v).atoms] for v, kind in graph.out_edges(lm.id).items()
+                 if kind == "greedy-necessary" and graph.by_id(v).atoms in index}
+        if y is None:
+            continue
+        firsts = [next((w for w in lin[lin.index(y) + 1:] if w in users), None) for lin in lins]
+        if None in firsts:
+            continue
+        new = len(subgoals)
+        subgoals.append(Subgoal(f"{lm} again after {after}", frozenset(lm.atoms), after=subgoals[y].name))
+        needs.append(())
+        for lin, w in zip(lins, firsts):
+            lin.insert(lin.index(w), new)
+            needs[w] = tuple(sorted({*needs[w], new}))
+    unique = tuple(dict.fromkeys(tuple(lin) for lin in lins))
+    return SubgoalSet(tuple(subgoals), unique, found.goal, found.negative_goal, found.source, tuple(needs))
 
 
 def plan_subgoals(task: Task) -> SubgoalSet:
@@ -219,7 +261,7 @@ class SubgoalWrapper(gym.Wrapper):
         self.seen = set()
         labels = self._label()
         for sg in self.subgoal_set.subgoals:
-            if sg.holds(labels):
+            if sg.holds(labels) and not sg.after:
                 raise DomainError(f"subgoal {sg.name} is true at reset, but the model says it is not initially true")
         self.target = None
         return obs, {**info, "labels": labels}
@@ -233,7 +275,10 @@ class SubgoalWrapper(gym.Wrapper):
         """Target subgoal ``index`` next; returns True when it already holds."""
         self.target = self.subgoal_set.subgoals[index]
         done = set(achieved) | {index}
-        self._watch = tuple((i, sg.atoms) for i, sg in enumerate(self.subgoal_set.subgoals) if i not in done)
+        # a landmark needed again never comes true out of turn: it holds from the start, and a
+        # reasonable ordering says where it pays to achieve it, not where it must be
+        self._watch = tuple((i, sg.atoms) for i, sg in enumerate(self.subgoal_set.subgoals)
+                            if i not in done and not sg.after)
         self._prefix = (*achieved, index)
         self.together = ()
         if self.protect:
