@@ -41,7 +41,7 @@ import networkx as nx
 
 from asg.planning.errors import AsgError
 from asg.planning.landmark_graph import LandmarkGraph
-from asg.planning.mvtr import AtomTrace
+from asg.planning.mvtr import AtomTrace, unmet
 from asg.planning.task import Atom, Operator, Task
 
 KINDS = ("unreachable-as-modelled", "missing-precondition", "missing-landmark", "missing-undo", "wrong-effect")
@@ -230,10 +230,9 @@ def _achiever(task: Task, atom: Atom, state: frozenset[Atom], after: frozenset[A
     if not ops:
         return None
     def key(op: Operator) -> tuple:
-        false = len(op.pre - state) + len(op.neg_pre & state)
-        return (false, -len(op.add & after), op.name)
+        return (len(unmet(op, state)), -len(op.add & after), op.name)
     best = min(ops, key=key)
-    return best, best.applicable(state)
+    return best, not unmet(best, state)
 
 
 def _uses(task: Task, traces: Sequence[AtomTrace]) -> dict[Atom, list[_Use]]:
@@ -358,7 +357,8 @@ def _precondition_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[
             all_y = all_uses[y]
             agree = sum(_shows(x, u, holds) for u in all_y)
             edits = _requirement(x, schema(op), goal, traces, vocabulary, achieved)
-            weaker = sorted(p for p in op.pre if holds and _narrower(x, p, goal, traces))  # x lasts as p does
+            # x lasts as p does
+            weaker = sorted(p for p in op.pre if holds and not p.negated and _narrower(x, p, goal, traces))
             edits += [Edit("remove-precondition", schema(op), str(p)) for p in weaker]
             kind = "missing-precondition" if holds else "missing-landmark"
             where = "and still holds when" if holds else "(no longer true when"
@@ -600,7 +600,7 @@ def _unreachable_hints(task: Task, goal: Sequence[AtomTrace], traces: Sequence[A
         if g_uses is None or any(u.identified for u in g_uses):
             continue
         op = g_uses[0].op
-        failing = set.intersection(*(set(u.op.pre - u.trace.states[u.step - 1]) for u in g_uses))
+        failing = set.intersection(*(set(unmet(u.op, u.trace.states[u.step - 1])) for u in g_uses))
         instead = set.intersection(*({a for a, m in u.trace.first_true().items() if 0 < m < u.step}
                                      - vocabulary for u in g_uses))
         holding = sorted(set.intersection(*(set(u.trace.states[u.step - 1]) for u in g_uses)) & instead)

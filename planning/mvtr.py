@@ -70,6 +70,13 @@ def holds(atom: Atom, state: frozenset[Atom]) -> bool:
     return atom.positive() not in state if atom.negated else atom in state
 
 
+def unmet(op: Operator, state: frozenset[Atom]) -> frozenset[Atom]:
+    """The conditions of ``op``'s precondition that fail in a state of positive atoms (a labeler's):
+    a negative precondition is the complement atom ``(not p)`` grounding gives it, true where p is
+    false; a ``neg_pre`` atom fails where it holds."""
+    return frozenset({a for a in op.pre if not holds(a, state)} | {a for a in op.neg_pre if holds(a, state)})
+
+
 def first_layers(states: Sequence[frozenset[Atom]]) -> tuple[tuple[str, ...], ...]:
     """The positive atoms each state makes true for the first time, initial state first."""
     seen: set[Atom] = set()
@@ -403,8 +410,7 @@ def check_condition2(task: Task, traces: Sequence[AtomTrace], max_length: int = 
 
 
 def _effect_seen(op: Operator, trace: AtomTrace) -> bool:
-    start = next((i for i, s in enumerate(trace.states) if all(holds(a, s) for a in op.pre)
-                  and not any(holds(a, s) for a in op.neg_pre)), None)
+    start = next((i for i, s in enumerate(trace.states) if not unmet(op, s)), None)
     if start is None:
         return False
     deletes = op.delete - op.add
@@ -413,8 +419,7 @@ def _effect_seen(op: Operator, trace: AtomTrace) -> bool:
 
 
 def _why_unrealised(op: Operator, traces: Sequence[AtomTrace], observed: set[Atom]) -> str:
-    pre_seen = any(all(holds(a, s) for a in op.pre) and not any(holds(a, s) for a in op.neg_pre)
-                   for t in traces for s in t.states)
+    pre_seen = any(not unmet(op, s) for t in traces for s in t.states)
     if not pre_seen:
         return "its precondition never held"
     missing = sorted(str(a) for a in op.add if not a.negated and a not in observed)

@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from asg.planning.hints import Edit, Hint, HintReport, schema
+from asg.planning.mvtr import unmet
 from asg.planning.task import Atom, Operator, Task
 
 Labels = frozenset[Atom]
@@ -89,7 +90,7 @@ def _achiever(task: Task, landmark: LandmarkRuns, wins: Sequence[Labels]) -> Ope
     ops = [op for op in task.operators if op.add & landmark.atoms]
     if not ops:
         return None
-    return min(ops, key=lambda op: (sum(len(op.pre - s) for s in wins), op.name))
+    return min(ops, key=lambda op: (sum(len(unmet(op, s)) for s in wins), op.name))
 
 
 def _made_true(x: Atom, landmarks: Sequence[LandmarkRuns], vocabulary: set[Atom]) -> tuple[str, ...]:

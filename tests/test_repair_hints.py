@@ -122,6 +122,24 @@ def test_a_landmark_reached_through_atoms_the_model_lacks_is_unreachable_as_mode
     assert set(door.atoms) <= complete and "(has-hidden-key)" in door.atoms
 
 
+def test_a_negative_precondition_is_read_on_the_labelers_atoms(tmp_path):
+    """Grounding gives ``(not (door-open))`` a complement atom the labeler never names: it holds where
+    the door is shut. Read as an atom, the open step would look unreachable as modelled, and the hint
+    would ask to remove it; it is the missing key."""
+    from asg.planning.parse import parse_text
+    from asg.planning.repair import repair
+
+    text = TOY.replace("(:requirements :strips)", "(:requirements :strips :negative-preconditions)").replace(
+        ":precondition (and) :effect (and (door-open))", ":precondition (and (not (door-open))) :effect (and (door-open))")
+    task, graph = loaded(tmp_path, text)
+    traces = [trace(i, KEY_FIRST) for i in range(3)]
+    (hint,) = suggest(task, traces, graph).hints
+    assert hint.kind == "missing-precondition" and hint.atoms == ("(has-key)",)
+    assert not any(e.op == "remove-precondition" for e in hint.edits)
+    fixed = repair(parse_text(text, require_problem=True), [hint], traces)
+    assert fixed.report.holds and "(and (not (door-open)) (has-key))" in fixed.text
+
+
 def test_repair_keeps_the_landmarks_the_traces_confirm(toy):
     from asg.planning.hints import Edit, Hint
     from asg.planning.parse import parse_text
