@@ -87,8 +87,9 @@ def apply_edits(model: Model, edits: Sequence[Edit]) -> str:
     init = list(problem.init) if problem is not None else []
     for edit in dict.fromkeys(edits):  # two hints may share an edit (the same new achiever)
         atom = Atom.parse(edit.atom)
-        for arg in atom.args:  # a ground atom in a schema needs its objects as domain constants
-            if arg not in constants:  # an object of the problem, or one the model never named
+        named = [atom, *(Atom.parse(a) for a in (*edit.precondition, *edit.also, *edit.removes))]
+        for arg in dict.fromkeys(a for n in named for a in n.args):  # a ground atom in a schema needs
+            if arg not in constants:  # its objects as domain constants: the problem's, or new ones
                 constants[arg] = objects.pop(arg) if arg in objects else Constant(arg)
         pred = _predicate(atom, constants)
         if edit.op == "declare":

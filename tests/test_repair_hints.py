@@ -130,7 +130,8 @@ def test_a_negative_precondition_is_read_on_the_labelers_atoms(tmp_path):
     from asg.planning.repair import repair
 
     text = TOY.replace("(:requirements :strips)", "(:requirements :strips :negative-preconditions)").replace(
-        ":precondition (and) :effect (and (door-open))", ":precondition (and (not (door-open))) :effect (and (door-open))")
+        ":precondition (and) :effect (and (door-open))",
+        ":precondition (and (not (door-open))) :effect (and (door-open))")
     task, graph = loaded(tmp_path, text)
     traces = [trace(i, KEY_FIRST) for i in range(3)]
     (hint,) = suggest(task, traces, graph).hints
@@ -241,6 +242,30 @@ KEYED = """
   (:action walk :parameters () :precondition (and (door-open)) :effect (and (at-goal))))
 (define (problem p) (:domain keyed) (:init) (:goal (and (at-goal))))
 """
+
+
+def test_a_new_achiever_may_ask_for_an_atom_on_the_problems_objects(tmp_path):
+    """A typed model whose predicate takes the problem's objects: a new achiever's precondition
+    names ``(holding k1)``, so ``k1`` becomes a domain constant, as the atom the hint adds does."""
+    from asg.planning.hints import Edit
+    from asg.planning.parse import parse_text
+    from asg.planning.repair import apply_edits
+
+    text = """
+(define (domain up) (:requirements :strips :typing) (:types key door)
+  (:predicates (holding ?o - object) (open ?d - door))
+  (:action take-key :parameters (?k - key) :precondition (and) :effect (holding ?k))
+  (:action unlock :parameters (?d - door ?k - key) :precondition (holding ?k) :effect (open ?d)))
+(define (problem up1) (:domain up) (:objects k1 - key d1 - door) (:init) (:goal (open d1)))
+"""
+    edits = [Edit("declare", "", "(hands-empty)"),
+             Edit("add-action", "restore_hands_empty", "(hands-empty)", precondition=("(holding k1)",),
+                  removes=("(holding k1)",))]
+    written = apply_edits(parse_text(text, require_problem=True), edits)
+    assert "(:constants k1 - key)" in written and "(:objects d1 - door)" in written
+    task = ground_text(written)
+    restore = next(op for op in task.operators if op.name == "(restore_hands_empty)")
+    assert restore.pre == {Atom("holding", ("k1",))} and restore.delete == {Atom("holding", ("k1",))}
 
 
 def test_a_narrower_precondition_replaces_the_one_it_implies(tmp_path):
@@ -382,12 +407,17 @@ def test_two_hints_that_bring_in_one_chain_are_written_in_its_order(hand):
     assert "(has-key-b)" not in fixed.text.split("(:action take-key")[1].split(":effect")[0]
 
 
-def load_task_text(model, edits):
+def ground_text(text: str):
     from asg.planning.grounding import ground
     from asg.planning.parse import parse_text
+
+    return ground(parse_text(text, require_problem=True))
+
+
+def load_task_text(model, edits):
     from asg.planning.repair import apply_edits
 
-    return ground(parse_text(apply_edits(model, list(edits)), require_problem=True))
+    return ground_text(apply_edits(model, list(edits)))
 
 def test_write_gives_a_model_mvtr_accepts_with_the_omitted_landmark(tmp_path):
     fixed = tmp_path / "fixed.pddl"
