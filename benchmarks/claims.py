@@ -202,6 +202,8 @@ CLAIMS: list[Claim] = [
     Claim("ASGRL, asg defaults", f"{RESULTS}/figure3/asg_cap_d20.json",
           lambda d: f"{d['meta']['seeds']} seeds, {d['meta']['steps'] // 1000}k steps"),
     Claim("Model repair hints", f"{RESULTS}/repair_compare_mario.json", lambda d: _repair_compare(d, "mario_no_key")),
+    Claim("Model repair hints", f"{RESULTS}/repair_compare_minecraft.json",
+          lambda d: _repair_compare(d, "minecraft_no_processing")),
     Claim("Model repair hints", f"{RESULTS}/own_worlds/omitted/omitted.json", _own_world_hints),
     Claim("Model repair hints", f"{RESULTS}/own_worlds/repaired_10seeds/own_worlds.json",
           lambda d: _repaired_vs_omitted(d, "keyinbox")),

@@ -1,0 +1,35 @@
+(define (domain minecraft)
+    (:requirements :strips)
+    (:predicates (at-starting-location) (has-raw-wood) (kiln-used) (ladder_made) (plank_made) (stick_made) (wood-processed))
+    (:action achieve_has_raw_wood
+        :parameters ()
+        :precondition (and )
+        :effect (has-raw-wood)
+    )
+     (:action achieve_kiln_used_and_wood_processed
+        :parameters ()
+        :precondition (has-raw-wood)
+        :effect (and (kiln-used) (wood-processed))
+    )
+     (:action make_ladder
+        :parameters ()
+        :precondition (and (stick_made) (plank_made))
+        :effect (ladder_made)
+    )
+     (:action make_plank
+        :parameters ()
+        :precondition (wood-processed)
+        :effect (plank_made)
+    )
+     (:action make_stick
+        :parameters ()
+        :precondition (plank_made)
+        :effect (stick_made)
+    )
+)
+
+(define (problem prob)
+    (:domain minecraft)
+    (:init (at-starting-location))
+    (:goal (ladder_made))
+)
