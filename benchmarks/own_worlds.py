@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from own_worlds_omitted import REPAIRED
+from own_worlds_omitted import HINTS, REPAIRED
 from own_worlds_omitted import WORLDS as OMITTED_WORLDS
 from provenance import command_line, stamp
 
@@ -74,6 +74,8 @@ WORLDS = {  # name: (Gymnasium id, example folder, labeler, model)
 WORLDS.update(OMITTED_WORLDS)  # issue 40: worlds whose model leaves a mechanism out (own_worlds_omitted.py)
 WORLDS.update({f"{name}-repaired": (*OMITTED_WORLDS[name][:3], model)  # issue 39: the same world, the model
                for name, model in REPAIRED.items()})               # the mechanism written back in
+WORLDS.update({f"{name}-hints": (*OMITTED_WORLDS[name][:3], model)  # the hints' repair, where the above
+               for name, model in HINTS.items()})                  # is written by hand
 METHODS = ("asgrl", "ppo")
 # rl-starter-files' (torch-ac) PPO defaults, the reference PPO code for Minigrid.
 PPO_SETTINGS: dict[str, Any] = {"n_envs": 16, "n_steps": 128, "batch_size": 256, "n_epochs": 4, "learning_rate": 1e-3,
