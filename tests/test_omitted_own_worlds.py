@@ -36,7 +36,7 @@ import minigrid  # noqa: E402, F401  (registers the ids)
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
-from own_worlds_omitted import OMITTED, REPAIRED, WORLDS  # noqa: E402  (benchmarks/, a script folder)
+from own_worlds_omitted import HINTS, OMITTED, REPAIRED, WORLDS  # noqa: E402  (benchmarks/, a script folder)
 
 LANDMARKS = {  # the header comment's "Landmarks:" line, in order
     "lockedroom": ["(has-key)", "(locked-door-open)", "(at-goal)"],
@@ -268,3 +268,20 @@ def test_the_committed_repairs_are_mvtrs_whose_landmarks_hold_the_omitted_atoms(
         written = load_task(results / Path(first["file"]).name)
         atoms = {a for lm in compute_landmarks(written).landmarks for a in lm.atom_strings()}
         assert atoms & set(OMITTED[name]), (name, atoms)
+
+
+@pytest.mark.parametrize("name", sorted(HINTS))
+def test_a_hints_model_is_the_last_model_the_rounds_of_hints_wrote(name):
+    """``<world>-hints`` in ``own_worlds.py``: where the repaired example is written by hand, the model
+    the last round of ``--suggest --write`` wrote (committed beside its reports), with a header comment."""
+    import own_worlds
+
+    env_id, folder, labeler, _ = WORLDS[name]
+    assert own_worlds.WORLDS[f"{name}-hints"] == (env_id, folder, labeler, HINTS[name])
+    results = REPO / "benchmarks" / "results" / "own_worlds" / "omitted"
+    rounds = json.loads((results / "omitted.json").read_text())
+    row = next(r for r in rounds["worlds"] if r["world"] == name)
+    last = [r for r in row["repair"] if r["written"]][-1]
+    ours = (REPO / "examples" / folder / HINTS[name]).read_text()
+    body = "\n".join(line for line in ours.splitlines() if not line.startswith(";")).strip()
+    assert body == (results / Path(last["file"]).name).read_text().strip()

@@ -18,7 +18,7 @@
     )
      (:action pick-up-key-a
         :parameters ()
-        :precondition (and (door-b-open) (has-key-b))
+        :precondition (door-b-open)
         :effect (has-key-a)
     )
      (:action unlock-door-a

@@ -18,7 +18,7 @@
     )
      (:action pick-up-key-a
         :parameters ()
-        :precondition (and (door-b-open) (has-key-b) (hands-empty))
+        :precondition (and (door-b-open) (hands-empty))
         :effect (and (has-key-a) (not (hands-empty)))
     )
      (:action restore_hands_empty
