@@ -105,7 +105,8 @@ def test_the_empty_hand_is_a_subgoal_right_before_the_ball(hand):
     assert [[again.names()[i] for i in lin] for lin in again.linearizations] == [
         ["(has-key)", "(door-open)", AGAIN, "(has-ball)"]]
     assert again.subgoals[3].after == "(has-key)" and again.subgoals[3].atoms == {Atom("hands-empty")}
-    assert again.needs[2] == (1, 3)  # the ball needs the door and the empty hand
+    # the ball's skills keep the door, not the hand: taking the ball empties it (tests below)
+    assert again.needs == (*plain.needs, ())
     data = again.to_json()
     assert data["again"] == {AGAIN: "(has-key)"}
     assert SubgoalSet.from_json(json.loads(json.dumps(data)), "subgoals.json") == again
@@ -141,6 +142,15 @@ def test_the_again_subgoal_is_reached_as_a_target_and_never_out_of_turn(hand):
     assert scored(wrapper, AGAIN, ["(has-key)", "(door-open)"], [HAND]) == ["reached"]
     assert scored(wrapper, "(has-ball)", ["(has-key)", "(door-open)", AGAIN],
                   [RIGHT, RIGHT, HAND]) == [None, None, "reached"]
+    # with protect_landmarks the ball's skills keep the door, not the empty hand their own step fills
+    kept = SubgoalWrapper(HandCorridor(), hand.labeler, subgoals, max_steps=30, protect=True)
+    kept.reset(seed=0)
+    scored(kept, "(has-key)", [], [LEFT, LEFT, LEFT, HAND])
+    scored(kept, "(door-open)", ["(has-key)"], [RIGHT] * 4 + [OPEN])
+    scored(kept, AGAIN, ["(has-key)", "(door-open)"], [HAND])
+    names = subgoals.names()
+    kept.begin(names.index("(has-ball)"), [0, 1, names.index(AGAIN)])
+    assert kept.kept == (1,) and Atom("hands-empty") in kept.labels
 
 
 def learner(hand, again: bool, seed: int = 3):

@@ -173,11 +173,13 @@ def needed_again_subgoals(task: Task, found: SubgoalSet) -> SubgoalSet:
     reasonable orderings; LAMA's landmarks "required again", Richter & Westphal 2010): an atom true
     at the start, ordered reasonably after a subgoal Y, and needed greedy-necessarily by a subgoal
     W that every linearization puts after Y. The new subgoal, ``X again after Y``, goes right before
-    the first such W in each linearization, and W needs it (``protect_landmarks`` keeps it). A pair
-    with no such W in some linearization is left out."""
+    the first such W in each linearization. W's skills do not keep it (``protect_landmarks``): the
+    step that reaches W may take X away (the pick-up that fills the hand), and where one action both
+    takes X away and reaches W (MiniGrid's pick-up), ``eliminate_undoing`` would learn to leave out
+    the action W needs. A pair with no such W in some linearization is left out."""
     graph = compute_landmarks(task, factory="rhw" if task.axioms else "hm", reasonable=True)
     index = {sg.atoms: i for i, sg in enumerate(found.subgoals)}
-    subgoals, lins, needs = list(found.subgoals), [list(lin) for lin in found.linearizations], list(found.needs)
+    subgoals, lins = list(found.subgoals), [list(lin) for lin in found.linearizations]
     for lm, after in graph.needed_again():
         y = index.get(after.atoms)
         users = {index[graph.by_id(v).atoms] for v, kind in graph.out_edges(lm.id).items()
@@ -189,12 +191,11 @@ def needed_again_subgoals(task: Task, found: SubgoalSet) -> SubgoalSet:
             continue
         new = len(subgoals)
         subgoals.append(Subgoal(f"{lm} again after {after}", frozenset(lm.atoms), after=subgoals[y].name))
-        needs.append(())
         for lin, w in zip(lins, firsts):
             lin.insert(lin.index(w), new)
-            needs[w] = tuple(sorted({*needs[w], new}))
     unique = tuple(dict.fromkeys(tuple(lin) for lin in lins))
-    return SubgoalSet(tuple(subgoals), unique, found.goal, found.negative_goal, found.source, tuple(needs))
+    needs = found.needs + tuple(() for _ in subgoals[len(found.subgoals):])
+    return SubgoalSet(tuple(subgoals), unique, found.goal, found.negative_goal, found.source, needs)
 
 
 def plan_subgoals(task: Task) -> SubgoalSet:
