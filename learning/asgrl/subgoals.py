@@ -182,10 +182,10 @@ def needed_again_subgoals(task: Task, found: SubgoalSet) -> SubgoalSet:
     subgoals, lins = list(found.subgoals), [list(lin) for lin in found.linearizations]
     for lm, after in graph.needed_again():
         y = index.get(after.atoms)
-        users = {index[graph.by_id(v).atoms] for v, kind in graph.out_edges(lm.id).items()
-                 if kind == "greedy-necessary" and graph.by_id(v).atoms in index}
         if y is None:
             continue
+        users = {index[graph.by_id(v).atoms] for v, kind in graph.out_edges(lm.id).items()
+                 if kind == "greedy-necessary" and graph.by_id(v).atoms in index}
         firsts = [next((w for w in lin[lin.index(y) + 1:] if w in users), None) for lin in lins]
         if None in firsts:
             continue
