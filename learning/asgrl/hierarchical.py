@@ -113,12 +113,16 @@ class HierarchicalLearner:
         return tuple((g, z) for g in self.subgoals.next_subgoals(achieved)
                      for z in range(self.skill_sets[g].active))
 
-    def _reached(self, achieved: list[int], g: int, wrapper: SubgoalWrapper) -> float:
+    def _reached(self, achieved: list[int], g: int, wrapper: SubgoalWrapper, paid: set[int]) -> float:
         """Subgoal ``g`` was reached: it joins ``achieved`` (in place), with the later ones reached in
-        the same step (``reach_together``); the meta-controller's reward, R for each."""
+        the same step (``reach_together``); the meta-controller's reward, R for each not reached before
+        in the episode (``paid``, in place). Only ``retake_undone`` reaches a subgoal twice; paid again,
+        a loop that drops the key and takes it again scored more than the goal (docs/asgrl.md)."""
+        new = [j for j in (g, *wrapper.together) if j not in paid]
         achieved.append(g)
         achieved.extend(wrapper.together)
-        return self.cfg.meta.subgoal_reward * (1 + len(wrapper.together))
+        paid.update(new)
+        return self.cfg.meta.subgoal_reward * len(new)
 
     def _next_actions(self, achieved: list[int], reached: bool, success: bool, env_over: bool,
                       undone: tuple[int, ...]) -> tuple[MetaAction, ...]:
@@ -252,6 +256,7 @@ class HierarchicalLearner:
         obs, _ = wrapper.reset(seed=seed)
         s = self._sid(obs, learn)
         achieved: list[int] = []
+        paid: set[int] = set()  # subgoals whose reward the episode has had
         history: list[MetaAction] = []
         trace: list[MetaTransition] = []
         steps, score, success = 0, 0.0, False
@@ -272,7 +277,7 @@ class HierarchicalLearner:
                 if came_from is not None:
                     self.skill_sets[came_from[0]].on_continued(came_from[1], reached)
                 came_from = (g, s) if reached else None
-            reward = self._reached(achieved, g, wrapper) if reached else 0.0
+            reward = self._reached(achieved, g, wrapper, paid) if reached else 0.0
             score += reward
             success = self.subgoals.goal_reached(wrapper.labels)
             actions = self._next_actions(achieved, reached, success, env_over, wrapper.undone)

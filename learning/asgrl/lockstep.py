@@ -83,6 +83,7 @@ class _Episode:
     s: np.ndarray  # the encoded observation (n_in,) uint8
     actions: tuple[MetaAction, ...]  # the meta-controller's choices for the next skill
     achieved: list[int] = field(default_factory=list)
+    paid: set[int] = field(default_factory=set)  # subgoals whose reward the episode has had
     history: list[MetaAction] = field(default_factory=list)
     trace: list[MetaTransition] = field(default_factory=list)
     segments: list[tuple[int, frozenset, frozenset | None]] = field(default_factory=list)
@@ -308,7 +309,7 @@ class Lockstep:
         ep.history.append((ep.g, ep.z))
         if cut:
             return
-        reward = learner._reached(ep.achieved, ep.g, self.wrappers[i]) if reached else 0.0
+        reward = learner._reached(ep.achieved, ep.g, self.wrappers[i], ep.paid) if reached else 0.0
         ep.score += reward
         ep.success = learner.subgoals.goal_reached(labels)
         ep.actions = learner._next_actions(ep.achieved, reached, ep.success, env_over, self.wrappers[i].undone)
