@@ -3,7 +3,8 @@
 A run's ``metrics.csv`` says how often the *evaluation* episodes reached each landmark; a landmark
 whose skills rarely succeed in training shows there as 0 long after its skills first succeeded. This
 reads, from each run folder's ``checkpoint.npz`` (which ``own_worlds.py`` does not commit), per
-landmark: its skills' training runs and successes, and with ``learner.eliminate_undoing`` the
+landmark: its skills' training runs and successes, in all and per skill; the best episode score the
+meta-controller's self-imitation memory keeps; and with ``learner.eliminate_undoing`` the
 action elimination's counts (per set of kept landmarks and action: the training steps taken and
 those that made a kept landmark false, ``asgrl/elimination.py``).
 
@@ -28,12 +29,14 @@ def read_run(folder: Path) -> dict[str, Any]:
     tree = ckpt.load(folder / CHECKPOINT, CHECKPOINT_KIND).tree
     learner = tree["learner"]
     landmarks = {sk["name"]: {"runs": int(sum(int(n) for n in sk["rollouts"])),
-                              "successes": int(sum(int(s["successes"]) for s in sk["skills"]))}
+                              "successes": int(sum(int(s["successes"]) for s in sk["skills"])),
+                              "per_skill": [{"runs": int(n), "successes": int(s["successes"])}
+                                            for n, s in zip(sk["rollouts"], sk["skills"])]}
                  for sk in learner["skill_sets"]}
     result = folder / "result.json"
     out: dict[str, Any] = {"seed": int(json.loads(result.read_text())["seed"]) if result.exists() else None,
                            "env_steps": int(learner["env_steps"]), "episodes": int(learner["episodes"]),
-                           "landmarks": landmarks}
+                           "meta_best_score": float(learner["meta"]["best_score"]), "landmarks": landmarks}
     if "elimination" in learner:
         names = list(landmarks)
         elim = learner["elimination"]

@@ -117,6 +117,10 @@ def test_skill_successes_reads_a_runs_checkpoint(drop, tmp_path):
     assert list(run["landmarks"]) == ["(has-key)", "(door-open)", "(at-goal)"]
     assert all(0 <= c["successes"] <= c["runs"] for c in run["landmarks"].values())
     assert run["landmarks"]["(has-key)"]["successes"] > 0
+    for counts in run["landmarks"].values():  # per skill, adding up to the landmark's
+        assert [sum(c[k] for c in counts["per_skill"]) for k in ("runs", "successes")] == [
+            counts["runs"], counts["successes"]]
+    assert 0 < run["meta_best_score"] <= 3  # protect_landmarks without retakes: each subgoal paid once
     kept = {tuple(e["kept"]): e for e in run["elimination"]}
     assert kept[("(has-key)",)]["undos"][2] >= MIN_TRIES  # the key put down on the way to the door
     assert benchmark_script("skill_successes").main([f"none={tmp_path}", "--out", str(out)]) == 2  # no checkpoint

@@ -408,7 +408,8 @@ class HierarchicalConfig:
     # that makes a needed landmark false fails as above, but the episode goes on. The landmarks it
     # made false leave the achieved ones, and the meta-controller chooses a skill to take them again
     # (a dropped key is picked up again), where the episode would have ended. The steps a walk spends
-    # after letting go of the key are not lost, nor the episode's steps still to come.
+    # after letting go of the key are not lost, nor the episode's steps still to come. A landmark taken
+    # again pays no second subgoal reward (``HierarchicalLearner._reached``).
     retake_undone: bool = False
     # With protect_landmarks (ours; off in the paper's, the official code's and every
     # preset): a random step of a skill no longer draws an action that, in the training steps so far,
