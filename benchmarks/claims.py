@@ -202,7 +202,7 @@ CLAIMS: list[Claim] = [
     Claim("ASGRL, asg defaults", f"{RESULTS}/figure3/asg_cap_d20.json",
           lambda d: f"{d['meta']['seeds']} seeds, {d['meta']['steps'] // 1000}k steps"),
     Claim("Model repair hints", f"{RESULTS}/repair_compare_mario.json", lambda d: _repair_compare(d, "mario_no_key")),
-    Claim("Your own Gymnasium world", f"{RESULTS}/own_worlds/needed_again/unlocktounlock_2m/own_worlds.json",
+    Claim("Your own Gymnasium world", f"{RESULTS}/own_worlds/needed_again/unlocktounlock_2m_5seeds/own_worlds.json",
           lambda d: _own_world(d, "unlocktounlock-hints", "asgrl")),
     Claim("Model repair hints", f"{RESULTS}/repair_compare_minecraft.json",
           lambda d: _repair_compare(d, "minecraft_no_processing")),
