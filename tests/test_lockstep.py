@@ -226,8 +226,8 @@ def test_retake_undone_takes_a_dropped_key_again_and_the_lockstep_twins_it(tmp_p
     retaken = [ep for ep in want if [g for g, _ in ep.skills].count("(has-key)") > 1]
     if retake:  # the key taken again in the episode it was dropped in, and the door opened after
         assert len(retaken) >= 5 and any("(door-open)" in ep.reached for ep in retaken)
-        # a landmark taken again is not paid again: no episode scores more than all its subgoals
-        # (paid per retake, the best episode here scored 19 by taking the key again and again, and meta-SIL replayed it)
+        # a landmark taken again is not paid again: no episode scores more than all its subgoals (paid
+        # per retake, the best episode here scored 19 by taking the key again and again; meta-SIL kept it)
         assert serial.meta.best_score == len(subgoals.subgoals) == 3
         with pytest.raises(ConfigError, match="protect_landmarks true"):
             merge_overrides(cfg, {"learner": {"protect_landmarks": False}})
