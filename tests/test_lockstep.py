@@ -235,6 +235,27 @@ def test_retake_undone_takes_a_dropped_key_again_and_the_lockstep_twins_it(tmp_p
         assert not retaken
 
 
+@pytest.mark.parametrize("retry", [False, True])
+def test_skill_horizons_and_retries_and_the_lockstep_twins_them(binding, retry):
+    """``skill_horizon``: once a landmark's skills have succeeded 20 times, a run is cut at twice the 90th
+    percentile of their step counts (the corridor's landmarks take a few steps; the fixed cap is 50).
+    Alone, a cut run ends the episode; with ``retry_timed_out`` the meta-controller chooses again in the
+    same episode. A lockstep of one env is the same run, horizons included."""
+    cfg = merge_overrides(config(None, 10_000, seed=3), {"learner": {"skill_horizon": 2.0, "retry_timed_out": retry}})
+    subgoals = make_subgoals(cfg, binding.task)
+    serial, twin = build_learner(cfg, subgoals, 4), build_learner(cfg, subgoals, 4)
+    want, got = serial_and_lockstep(serial, twin, binding, range(400, 520))
+    assert got == want
+    assert [list(d) for d in serial.horizons.lengths] == [list(d) for d in twin.horizons.lengths]
+    horizons = [serial.horizons.horizon(g) for g in range(len(subgoals.subgoals))]
+    assert min(horizons) < 50, horizons  # set from the successes, below the fixed cap
+    again = [ep for ep in want if len({g for g, _ in ep.skills}) < len(ep.skills)]  # a landmark's skills ran twice
+    if retry:  # seed 3: 6 episodes go on after a cut run, and every one of them reaches the goal
+        assert len(again) >= 3 and all(ep.success for ep in again)
+    else:
+        assert not again
+
+
 @pytest.mark.parametrize("novelty", [0.0, 0.05])
 def test_n_envs_4_stops_and_resumes(binding, tmp_path, novelty):
     """Stopped mid-run (a signal), it checkpoints with its episodes in flight cut short; resumed, it

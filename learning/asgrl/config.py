@@ -418,6 +418,18 @@ class HierarchicalConfig:
     # et al. 2018), the signal being protect_landmarks' "undone"; greedy steps are not masked
     # (``elimination.UndoElimination``).
     eliminate_undoing: bool = False
+    # Adaptive skill horizons (ours; 0 = off, the paper's, the official code's and every preset's):
+    # once a landmark's skills have reached it in 20 training runs, a run is cut after skill_horizon
+    # times the 90th percentile of the step counts of the landmark's last 100 successful runs (within
+    # 16..skill_max_steps), a time limit the skill bootstraps through (Pardo et al. 2018). A greedy
+    # skill lost in a loop then stops long before the fixed cap, which on a world whose episodes end
+    # at their own time limit leaves no time for the landmarks after it (``horizon.SkillHorizons``).
+    skill_horizon: float = 0.0
+    # A run cut at its step cap (fixed, or skill_horizon's) ends no episode (ours; off in the paper's,
+    # the official code's and every preset): the meta-controller, whose history state now holds the
+    # run, chooses again from where it stopped, another of the landmark's k skills or the same one,
+    # until the env's own episode ends. In the paper a failed skill ends the episode (Alg. 1).
+    retry_timed_out: bool = False
     # Dead-end landmark states (ours; 0 = off, the paper's and the official code's; ASGRL's asg default
     # is 20, ``default_learner``; 0 in the paper preset and for the other methods):
     # a landmark state from which the next skill has run this many times and never reached its own
@@ -485,6 +497,11 @@ class HierarchicalConfig:
         c.flag("eliminate_undoing")
         c.require(not self.eliminate_undoing or self.protect_landmarks, "eliminate_undoing",
                   "learns from runs that made a needed landmark false: expected protect_landmarks true, got false")
+        c.number("skill_horizon", ge=0.0, le=100.0)
+        c.require(self.skill_horizon == 0 or self.skill_horizon >= 1, "skill_horizon",
+                  f"multiplies the step counts of successful runs: expected 0 (off) or at least 1, "
+                  f"got {show(self.skill_horizon)}")
+        c.flag("retry_timed_out")
         c.integer("dead_end_after", ge=0)
         c.number("label_novelty", ge=0.0, le=1.0)
         c.number("state_novelty", ge=0.0, le=1.0)

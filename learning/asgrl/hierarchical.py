@@ -28,6 +28,7 @@ from asg.learning.asgrl.config import HierarchicalConfig
 from asg.learning.asgrl.diversity import SkillSet
 from asg.learning.asgrl.elimination import UndoElimination
 from asg.learning.asgrl.episode import EpisodeStats
+from asg.learning.asgrl.horizon import SkillHorizons
 from asg.learning.asgrl.meta_controller import (
     MetaAction,
     MetaController,
@@ -73,6 +74,9 @@ class HierarchicalLearner:
                               if cfg.state_novelty else None)
         # random steps that undo a kept landmark, left out once learned (``cfg.eliminate_undoing``, ours)
         self.elimination = UndoElimination(n_actions) if cfg.eliminate_undoing else None
+        # each landmark's skill horizon, from its successful runs (``cfg.skill_horizon``, ours)
+        self.horizons = (SkillHorizons(len(subgoals), cfg.skill_horizon, cfg.skill_max_steps)
+                         if cfg.skill_horizon else None)
         self.env_steps = 0
         self.episodes = 0
         self._failure: UserCodeError | None = None  # what ended the running episode, raised at its end
@@ -109,6 +113,15 @@ class HierarchicalLearner:
         if self.elimination is not None:
             self.elimination.record(wrapper.kept, action, info["subgoal"] == "undone")
 
+    def _horizon(self, g: int) -> int | None:
+        """The step budget of a run of g's skills (None: the fixed ``skill_max_steps``; ``skill_horizon``)."""
+        return self.horizons.horizon(g) if self.horizons is not None else None
+
+    def _record_run(self, g: int, steps: int, reached: bool) -> None:
+        """A training run of g's skills ended after ``steps`` steps: a success sets g's horizon."""
+        if reached and self.horizons is not None:
+            self.horizons.record(g, steps)
+
     def _actions(self, achieved: list[int]) -> tuple[MetaAction, ...]:
         return tuple((g, z) for g in self.subgoals.next_subgoals(achieved)
                      for z in range(self.skill_sets[g].active))
@@ -125,13 +138,14 @@ class HierarchicalLearner:
         return self.cfg.meta.subgoal_reward * len(new)
 
     def _next_actions(self, achieved: list[int], reached: bool, success: bool, env_over: bool,
-                      undone: tuple[int, ...]) -> tuple[MetaAction, ...]:
+                      undone: tuple[int, ...], timed_out: bool) -> tuple[MetaAction, ...]:
         """The choices for the next skill once one has ended; none when the episode is over. With
         ``retake_undone``, a run that made needed landmarks false (``undone``) takes them out of
-        ``achieved`` (in place) and the episode goes on, to take them again."""
+        ``achieved`` (in place) and the episode goes on, to take them again; with ``retry_timed_out``,
+        a run cut at its step cap (``timed_out``) lets the meta-controller choose again."""
         if success or env_over:
             return ()
-        if reached:
+        if reached or (timed_out and self.cfg.retry_timed_out):
             return self._actions(achieved)
         if undone and self.cfg.retake_undone:
             achieved[:] = [j for j in achieved if j not in undone]
@@ -154,7 +168,7 @@ class HierarchicalLearner:
     def _counts(self) -> tuple[tuple[str, str, Any], ...]:
         """The exploration counts a checkpoint may hold: (checkpoint key, config field, counts or None)."""
         return (("novelty", "label_novelty", self.novelty), ("state_novelty", "state_novelty", self.state_novelty),
-                ("elimination", "eliminate_undoing", self.elimination))
+                ("elimination", "eliminate_undoing", self.elimination), ("horizons", "skill_horizon", self.horizons))
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
         """Restore from :meth:`state_dict` output; ``ValueError`` when it does not fit this learner."""
@@ -190,7 +204,7 @@ class HierarchicalLearner:
         when the trainer's step budget ran out before the skill ended (the env over too)."""
         skills = self.skill_sets[g]
         skill = skills.skills[z]
-        if wrapper.begin(g, achieved):
+        if wrapper.begin(g, achieved, self._horizon(g)):
             return True, s, 0, False, False
         if self.deep is not None:
             self._memory = self.deep.run_memory(self._memory)
@@ -227,6 +241,7 @@ class HierarchicalLearner:
             env_over = cut = True  # the step budget ran out
         if learn:
             skills.on_segment_end(z, reached)
+            self._record_run(g, steps, reached)
             self.env_steps += steps
         return reached, s, steps, env_over, cut
 
@@ -280,7 +295,8 @@ class HierarchicalLearner:
             reward = self._reached(achieved, g, wrapper, paid) if reached else 0.0
             score += reward
             success = self.subgoals.goal_reached(wrapper.labels)
-            actions = self._next_actions(achieved, reached, success, env_over, wrapper.undone)
+            actions = self._next_actions(achieved, reached, success, env_over, wrapper.undone,
+                                         not reached and wrapper.status is None)
             if learn:
                 t = MetaTransition(state, (g, z), reward, self._meta_state(history, achieved, s),
                                    actions, terminal=not actions)

@@ -283,7 +283,7 @@ class Lockstep:
             ep.meta_state = learner._meta_state(ep.history, ep.achieved, ep.s)
             ep.g, ep.z = learner.meta.choose(ep.meta_state, ep.actions, learner.rng)
             ep.start, ep.ended = wrapper.labels, None
-            if wrapper.begin(ep.g, ep.achieved):  # its landmark holds already: reached in no step
+            if wrapper.begin(ep.g, ep.achieved, learner._horizon(ep.g)):  # its landmark holds: reached in no step
                 self._after_skill(i, True, False)
                 continue
             skills = learner.skill_sets[ep.g]
@@ -300,19 +300,22 @@ class Lockstep:
         skills = self.learner.skill_sets[ep.g]
         skills.skills[ep.z].use_segment(ep.segment)
         skills.on_segment_end(ep.z, reached)
+        self.learner._record_run(ep.g, self.wrappers[i].steps, reached)
         ep.segment = []
         self._after_skill(i, reached, env_over, cut)
 
     def _after_skill(self, i: int, reached: bool, env_over: bool, cut: bool = False) -> None:
-        learner, ep, labels = self.learner, self._ep(i), self.wrappers[i].labels
+        learner, ep, wrapper = self.learner, self._ep(i), self.wrappers[i]
+        labels = wrapper.labels
         ep.segments.append((ep.g, ep.start, labels if reached else None))
         ep.history.append((ep.g, ep.z))
         if cut:
             return
-        reward = learner._reached(ep.achieved, ep.g, self.wrappers[i], ep.paid) if reached else 0.0
+        reward = learner._reached(ep.achieved, ep.g, wrapper, ep.paid) if reached else 0.0
         ep.score += reward
         ep.success = learner.subgoals.goal_reached(labels)
-        ep.actions = learner._next_actions(ep.achieved, reached, ep.success, env_over, self.wrappers[i].undone)
+        ep.actions = learner._next_actions(ep.achieved, reached, ep.success, env_over, wrapper.undone,
+                                           not reached and wrapper.status is None)
         t = MetaTransition(ep.meta_state, (ep.g, ep.z), reward, learner._meta_state(ep.history, ep.achieved, ep.s),
                            ep.actions, terminal=not ep.actions)
         ep.trace.append(t)

@@ -220,11 +220,12 @@ class SubgoalWrapper(gym.Wrapper):
     ``info["subgoal"]`` is ``"reached"``, ``"violated"`` (another pending subgoal came true),
     ``"undone"`` (with ``protect``: a subgoal the target needs, achieved before, turned false; their
     indices in ``undone``),
-    ``"env-terminated"`` or ``None``; ``info["labels"]`` holds the true atoms and
+    ``"env-terminated"`` or ``None`` (also kept in ``status``); ``info["labels"]`` holds the true atoms and
     ``info["env_over"]`` whether the wrapped env's episode ended. With ``together``, a step that
     makes the target true together with the pending subgoals that a linearization puts right after
     it is ``"reached"``, not ``"violated"``; those subgoals, in that order, are in ``together`` until
-    the next ``begin``.
+    the next ``begin``. A run is truncated after ``max_steps`` steps, or the ``max_steps`` given to
+    ``begin`` (``skill_horizon``).
     """
 
     def __init__(self, env: gym.Env, labeler: Labeler, subgoals: SubgoalSet, *,
@@ -248,6 +249,8 @@ class SubgoalWrapper(gym.Wrapper):
         self.target: Subgoal | None = None
         self._watch: tuple[tuple[int, frozenset[Atom]], ...] = ()  # pending subgoals other than the target
         self._steps = 0
+        self._cap = max_steps  # the running skill's step budget
+        self.status: str | None = None  # the last step's subgoal status
 
     def _label(self) -> frozenset[Atom]:
         labels = self.labeler(self.env)
@@ -272,8 +275,14 @@ class SubgoalWrapper(gym.Wrapper):
         """The needed landmarks the running skill keeps (``protect``; () otherwise)."""
         return tuple(j for j, _ in self._kept)
 
-    def begin(self, index: int, achieved: Sequence[int]) -> bool:
-        """Target subgoal ``index`` next; returns True when it already holds."""
+    @property
+    def steps(self) -> int:
+        """Steps of the running skill so far."""
+        return self._steps
+
+    def begin(self, index: int, achieved: Sequence[int], max_steps: int | None = None) -> bool:
+        """Target subgoal ``index`` next, for at most ``max_steps`` steps (default: the wrapper's);
+        returns True when it already holds."""
         self.target = self.subgoal_set.subgoals[index]
         done = set(achieved) | {index}
         # a landmark needed again never comes true out of turn: it holds from the start, and a
@@ -288,6 +297,8 @@ class SubgoalWrapper(gym.Wrapper):
                                if j in achieved and subgoals[j].holds(self.labels))
         self.undone = ()
         self._steps = 0
+        self._cap = self.max_steps if max_steps is None else max_steps
+        self.status = None
         return self.target.holds(self.labels)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -311,6 +322,7 @@ class SubgoalWrapper(gym.Wrapper):
             status, self.undone = "undone", lost
         elif terminated:
             status = "env-terminated"
+        self.status = status
         reward = self.reward_value if status == "reached" else 0.0
         info = {**info, "subgoal": status, "labels": labels, "env_over": terminated or truncated}
-        return obs, reward, status is not None, truncated or self._steps >= self.max_steps, info
+        return obs, reward, status is not None, truncated or self._steps >= self._cap, info
