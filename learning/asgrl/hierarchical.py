@@ -138,19 +138,35 @@ class HierarchicalLearner:
         return self.cfg.meta.subgoal_reward * len(new)
 
     def _next_actions(self, achieved: list[int], reached: bool, success: bool, env_over: bool,
-                      undone: tuple[int, ...], timed_out: bool) -> tuple[MetaAction, ...]:
-        """The choices for the next skill once one has ended; none when the episode is over. With
-        ``retake_undone``, a run that made needed landmarks false (``undone``) takes them out of
-        ``achieved`` (in place) and the episode goes on, to take them again; with ``retry_timed_out``,
-        a run cut at its step cap (``timed_out``) lets the meta-controller choose again."""
+                      wrapper: SubgoalWrapper) -> tuple[MetaAction, ...]:
+        """The choices for the next skill once one has ended in ``wrapper``; none when the episode is
+        over. With ``retake_undone``, a run that made needed landmarks false (``wrapper.undone``) goes
+        on, to take them again (``_retake``); with ``retry_timed_out``, a run cut at its step cap lets
+        the meta-controller choose again."""
         if success or env_over:
             return ()
-        if reached or (timed_out and self.cfg.retry_timed_out):
+        if reached or (wrapper.status is None and self.cfg.retry_timed_out):
             return self._actions(achieved)
-        if undone and self.cfg.retake_undone:
-            achieved[:] = [j for j in achieved if j not in undone]
+        if wrapper.undone and self.cfg.retake_undone:
+            self._retake(achieved, wrapper.undone, wrapper.labels)
             return self._actions(achieved)
         return ()
+
+    def _retake(self, achieved: list[int], undone: tuple[int, ...], labels: frozenset) -> None:
+        """Cut ``achieved`` (in place) where the landmarks to take again begin: those ``undone``, and
+        what they need (``SubgoalSet.needs``, in turn) that no longer holds. The achieved landmarks stay
+        a prefix of a linearization, so the meta-controller has a next subgoal: a door closed while
+        the next key was sought, its key put down before, is taken from that key again, where taking
+        the door alone out of ``achieved`` left no linearization to follow, and the episode ended."""
+        subgoals = self.subgoals.subgoals
+        again, todo = set(undone), list(undone)
+        while todo:
+            for j in self.subgoals.needs[todo.pop()]:
+                if j not in again and not subgoals[j].holds(labels):
+                    again.add(j)
+                    todo.append(j)
+        cut = min((achieved.index(j) for j in again if j in achieved), default=len(achieved))
+        del achieved[cut:]
 
     def state_dict(self) -> dict[str, Any]:
         """Everything learned and every counter, as data (``asg.learning.checkpoint``); the config,
@@ -295,8 +311,7 @@ class HierarchicalLearner:
             reward = self._reached(achieved, g, wrapper, paid) if reached else 0.0
             score += reward
             success = self.subgoals.goal_reached(wrapper.labels)
-            actions = self._next_actions(achieved, reached, success, env_over, wrapper.undone,
-                                         not reached and wrapper.status is None)
+            actions = self._next_actions(achieved, reached, success, env_over, wrapper)
             if learn:
                 t = MetaTransition(state, (g, z), reward, self._meta_state(history, achieved, s),
                                    actions, terminal=not actions)

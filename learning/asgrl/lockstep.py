@@ -314,8 +314,7 @@ class Lockstep:
         reward = learner._reached(ep.achieved, ep.g, wrapper, ep.paid) if reached else 0.0
         ep.score += reward
         ep.success = learner.subgoals.goal_reached(labels)
-        ep.actions = learner._next_actions(ep.achieved, reached, ep.success, env_over, wrapper.undone,
-                                           not reached and wrapper.status is None)
+        ep.actions = learner._next_actions(ep.achieved, reached, ep.success, env_over, wrapper)
         t = MetaTransition(ep.meta_state, (ep.g, ep.z), reward, learner._meta_state(ep.history, ep.achieved, ep.s),
                            ep.actions, terminal=not ep.actions)
         ep.trace.append(t)
