@@ -148,25 +148,19 @@ class HierarchicalLearner:
         if reached or (wrapper.status is None and self.cfg.retry_timed_out):
             return self._actions(achieved)
         if wrapper.undone and self.cfg.retake_undone:
-            self._retake(achieved, wrapper.undone, wrapper.labels)
+            self._retake(achieved, wrapper.undone)
             return self._actions(achieved)
         return ()
 
-    def _retake(self, achieved: list[int], undone: tuple[int, ...], labels: frozenset) -> None:
-        """Cut ``achieved`` (in place) where the landmarks to take again begin: those ``undone``, and
-        what they need (``SubgoalSet.needs``, in turn) that no longer holds. The achieved landmarks stay
-        a prefix of a linearization, so the meta-controller has a next subgoal: a door closed while
-        the next key was sought, its key put down before, is taken from that key again, where taking
-        the door alone out of ``achieved`` left no linearization to follow, and the episode ended."""
-        subgoals = self.subgoals.subgoals
-        again, todo = set(undone), list(undone)
-        while todo:
-            for j in self.subgoals.needs[todo.pop()]:
-                if j not in again and not subgoals[j].holds(labels):
-                    again.add(j)
-                    todo.append(j)
-        cut = min((achieved.index(j) for j in again if j in achieved), default=len(achieved))
-        del achieved[cut:]
+    def _retake(self, achieved: list[int], undone: tuple[int, ...]) -> None:
+        """Cut ``achieved`` (in place) at the first landmark ``undone``: it and every landmark achieved
+        after it are taken again. The achieved landmarks stay a prefix of a linearization, so the
+        meta-controller has a next subgoal (a door closed on the way to the next key is opened again,
+        then the hand emptied again), where taking the door alone out left no linearization to
+        follow, and the episode ended. Landmarks before it stay achieved even where they no longer
+        hold: the model's needs are first achievers' (MiniGrid's door, once unlocked, opens without
+        its key, so a retake from the key fails out of order)."""
+        del achieved[min(achieved.index(j) for j in undone):]  # undone: kept landmarks, all achieved
 
     def state_dict(self) -> dict[str, Any]:
         """Everything learned and every counter, as data (``asg.learning.checkpoint``); the config,
