@@ -8,6 +8,7 @@ corridor, stops and resumes, and closes its episodes when the world's code fails
 from __future__ import annotations
 
 import copy
+import dataclasses
 import multiprocessing
 import re
 import shutil
@@ -269,6 +270,26 @@ def test_skill_horizons_and_retries_and_the_lockstep_twins_them(binding, retry):
         assert len(again) >= 3 and all(ep.success for ep in again)
     else:
         assert not again
+
+
+def test_retry_epsilon_acts_only_in_frozen_retries_drawn_from_the_episode_seed(binding):
+    """``retry_epsilon``: a frozen run after a cut run of the same landmark acts randomly with that
+    probability, from a generator of the episode's seed: the same seed gives the same episode, the
+    learner's own generator is not drawn from (evaluation changes no learner), and the first run of an
+    episode, before any cut, is the greedy one."""
+    cfg = merge_overrides(config(None, 1000), {"learner": {"skill_max_steps": 10, "retry_timed_out": True}})
+    learner = build_learner(cfg, make_subgoals(cfg, binding.task), 4)  # untrained: its greedy runs are cut
+    env = binding.make_env(max_steps=60)
+    plain = [learner.greedy_episode(env, binding.labeler, seed) for seed in range(10)]
+    before = learner.rng.bit_generator.state
+    learner.cfg = dataclasses.replace(learner.cfg, retry_epsilon=1.0)
+    noisy = [learner.greedy_episode(env, binding.labeler, seed) for seed in range(10)]
+    assert noisy == [learner.greedy_episode(env, binding.labeler, seed) for seed in range(10)]
+    assert learner.rng.bit_generator.state == before and noisy != plain
+    assert all(len(ep.skills) > 1 for ep in plain)  # every episode retried after its first cut run
+    assert [ep.segments[0] for ep in noisy] == [ep.segments[0] for ep in plain]
+    with pytest.raises(ConfigError, match="retry_timed_out true"):
+        merge_overrides(cfg, {"learner": {"retry_timed_out": False, "retry_epsilon": 0.5}})
 
 
 @pytest.mark.parametrize("novelty", [0.0, 0.05])

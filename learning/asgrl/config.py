@@ -430,6 +430,12 @@ class HierarchicalConfig:
     # run, chooses again from where it stopped, another of the landmark's k skills or the same one,
     # until the env's own episode ends. In the paper a failed skill ends the episode (Alg. 1).
     retry_timed_out: bool = False
+    # With retry_timed_out (ours; 0 = off, in the paper's, the official code's and every preset): in the
+    # frozen policy (evaluation), a run that follows a cut run of the same landmark takes a uniformly
+    # random action with this probability at each step, drawn from the episode's own generator (seeded by
+    # its layout seed), so a greedy skill that looped does not loop again from where it stopped; training
+    # runs explore by their skills' own ε and are unchanged.
+    retry_epsilon: float = 0.0
     # Dead-end landmark states (ours; 0 = off, the paper's and the official code's; ASGRL's asg default
     # is 20, ``default_learner``; 0 in the paper preset and for the other methods):
     # a landmark state from which the next skill has run this many times and never reached its own
@@ -502,6 +508,9 @@ class HierarchicalConfig:
                   f"multiplies the step counts of successful runs: expected 0 (off) or at least 1, "
                   f"got {show(self.skill_horizon)}")
         c.flag("retry_timed_out")
+        c.number("retry_epsilon", ge=0.0, le=1.0)
+        c.require(not self.retry_epsilon or self.retry_timed_out, "retry_epsilon",
+                  "acts in the runs retry_timed_out starts: expected retry_timed_out true, got false")
         c.integer("dead_end_after", ge=0)
         c.number("label_novelty", ge=0.0, le=1.0)
         c.number("state_novelty", ge=0.0, le=1.0)

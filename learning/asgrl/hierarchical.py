@@ -42,6 +42,8 @@ from asg.learning.asgrl.subgoals import Labeler, SubgoalSet, SubgoalWrapper
 from asg.learning.asgrl.tabular_q import TableKeys
 from asg.learning.torch_state import torch_threads  # imports torch only when called
 
+RETRY_STREAM = 0x2E7  # the second key of a frozen episode's ``retry_epsilon`` generator, after its seed
+
 
 class HierarchicalLearner:
     """Skills per subgoal (tabular Q, diversity reward) plus a tabular meta-controller."""
@@ -209,9 +211,11 @@ class HierarchicalLearner:
 
     # ------------------------------------------------------------------ one skill
     def _run_skill(self, wrapper: SubgoalWrapper, g: int, z: int, s: int, achieved: list[int],
-                   learn: bool, budget: int) -> tuple[bool, int, int, bool, bool]:
+                   learn: bool, budget: int,
+                   noise: np.random.Generator | None = None) -> tuple[bool, int, int, bool, bool]:
         """Run skill z of subgoal g; returns (reached, last state id, steps, env over, cut): ``cut``
-        when the trainer's step budget ran out before the skill ended (the env over too)."""
+        when the trainer's step budget ran out before the skill ended (the env over too). ``noise``: a
+        frozen run's generator of ``retry_epsilon``'s random actions (None: greedy)."""
         skills = self.skill_sets[g]
         skill = skills.skills[z]
         if wrapper.begin(g, achieved, self._horizon(g)):
@@ -226,7 +230,12 @@ class HierarchicalLearner:
         failure_bonus = self.cfg.diversity.bonus_on_failure
         steps, reached, env_over, cut = 0, False, False, False
         while steps < budget:
-            a = skill.act(s, rng, self._allowed(wrapper)) if learn else skill.greedy(s)
+            if learn:
+                a = skill.act(s, rng, self._allowed(wrapper))
+            elif noise is not None and noise.random() < self.cfg.retry_epsilon:
+                a = int(noise.integers(self.n_actions))
+            else:
+                a = skill.greedy(s)
             try:
                 obs, reward, terminated, truncated, info = wrapper.step(a)
             except UserCodeError as exc:  # the world's own code failed: the episode is cut at the step before
@@ -287,12 +296,17 @@ class HierarchicalLearner:
         steps, score, success = 0, 0.0, False
         actions = self._actions(achieved)
         came_from: tuple[int, int] | None = None  # (subgoal, state id) where the last skill reached its landmark
+        # a frozen episode's random actions in the runs after a cut run of the same landmark (``retry_epsilon``)
+        noise = np.random.default_rng([seed, RETRY_STREAM]) if self.cfg.retry_epsilon and not learn else None
+        cut_g = -1  # the landmark whose run was last cut at its step cap
         segments: list[tuple[int, frozenset, frozenset | None]] = []  # (subgoal, labels at start, at success)
         while actions:
             state = self._meta_state(history, achieved, s)
             g, z = self.meta.choose(state, actions, self.rng, greedy=not learn)
             start = wrapper.labels
-            reached, s, n, env_over, cut = self._run_skill(wrapper, g, z, s, achieved, learn, budget - steps)
+            reached, s, n, env_over, cut = self._run_skill(wrapper, g, z, s, achieved, learn, budget - steps,
+                                                           noise if g == cut_g else None)
+            cut_g = g if not reached and wrapper.status is None else -1
             segments.append((g, start, wrapper.labels if reached else None))
             steps += n
             history.append((g, z))

@@ -496,6 +496,7 @@ class RunEvaluation:
         return {"run_dir": self.run_dir, "domain": self.cfg.domain, "method": self.cfg.method, "seed": self.cfg.seed,
                 "success_rate": self.success_rate, "eval_episodes": len(self.episodes), "env_steps": self.env_steps,
                 "epsilon": self.cfg.final_eval_epsilon, "epsilon_success_rate": self.epsilon_success_rate,
+                "retry_epsilon": getattr(self.cfg.learner, "retry_epsilon", 0.0),
                 "episodes": [e.to_json() for e in self.episodes]}
 
     def lines(self) -> list[str]:
@@ -532,11 +533,16 @@ def load_run(path: str | Path, *, domain: str | None = None) -> SavedRun:
     return SavedRun(run.path, cfg, binding, learner, env)
 
 
-def evaluate_run(path: str | Path, *, episodes: int | None = None, domain: str | None = None) -> RunEvaluation:
+def evaluate_run(path: str | Path, *, episodes: int | None = None, domain: str | None = None,
+                 retry_epsilon: float | None = None) -> RunEvaluation:
     """Evaluate the greedy policy of the run in ``path`` on the eval seeds (``episodes``: default the
-    run's), and ε-greedy on the ε seeds (``load_run``)."""
+    run's), and ε-greedy on the ε seeds (``load_run``); ``retry_epsilon``: the frozen policy's
+    ``learner.retry_epsilon`` instead of the run's (``ConfigError`` where its config refuses it)."""
     run = load_run(path, domain=domain)
     cfg, learner, labeler = run.cfg, run.learner, run.binding.labeler
+    if retry_epsilon is not None:
+        cfg = merge_overrides(cfg, {"learner": {"retry_epsilon": retry_epsilon}})
+        learner.cfg = cfg.learner
     n = episodes or cfg.eval_episodes
     result = evaluate(learner, run.env, labeler, eval_seeds(cfg.seed, n))
     noisy = evaluate(learner, run.env, labeler, epsilon_eval_seeds(cfg.seed, n), cfg.final_eval_epsilon)
