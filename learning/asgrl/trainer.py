@@ -534,18 +534,19 @@ def load_run(path: str | Path, *, domain: str | None = None) -> SavedRun:
 
 
 def evaluate_run(path: str | Path, *, episodes: int | None = None, domain: str | None = None,
-                 retry_epsilon: float | None = None) -> RunEvaluation:
+                 retry_epsilon: float | None = None, layout_seed: int | None = None) -> RunEvaluation:
     """Evaluate the greedy policy of the run in ``path`` on the eval seeds (``episodes``: default the
     run's), and ε-greedy on the ε seeds (``load_run``); ``retry_epsilon``: the frozen policy's
-    ``learner.retry_epsilon`` instead of the run's (``ConfigError`` where its config refuses it)."""
+    ``learner.retry_epsilon`` instead of the run's (``ConfigError`` where its config refuses it);
+    ``layout_seed``: the layouts of that seed instead of the run's own (a choice made off them)."""
     run = load_run(path, domain=domain)
     cfg, learner, labeler = run.cfg, run.learner, run.binding.labeler
     if retry_epsilon is not None:
         cfg = merge_overrides(cfg, {"learner": {"retry_epsilon": retry_epsilon}})
         learner.cfg = cfg.learner
-    n = episodes or cfg.eval_episodes
-    result = evaluate(learner, run.env, labeler, eval_seeds(cfg.seed, n))
-    noisy = evaluate(learner, run.env, labeler, epsilon_eval_seeds(cfg.seed, n), cfg.final_eval_epsilon)
+    n, layouts = episodes or cfg.eval_episodes, cfg.seed if layout_seed is None else layout_seed
+    result = evaluate(learner, run.env, labeler, eval_seeds(layouts, n))
+    noisy = evaluate(learner, run.env, labeler, epsilon_eval_seeds(layouts, n), cfg.final_eval_epsilon)
     return RunEvaluation(str(run.path), cfg, learner.env_steps, result.success_rate, tuple(result.episodes),
                          noisy.success_rate)
 

@@ -1,0 +1,77 @@
+"""ASGRL runs' final success with and without ``learner.retry_epsilon``, on the same layouts (issue 40).
+
+``learner.retry_epsilon`` (ours) acts only in the frozen policy, so it needs no training of its own:
+this scores each run folder's checkpoint as ``own_worlds.py`` scores its final (``asg eval RUN
+--episodes N``: ε = 0.05 on the final ε layouts, greedy on the greedy ones), with the run's own
+setting and with each value of ``--retry-epsilon``, and writes per seed and in mean ± s.e.m. The runs
+must have been trained with ``learner.retry_timed_out``. ``--layout-offset K`` scores the layouts of
+seed + K instead of the run's own, for choosing a value off the layouts it is reported on.
+
+    python benchmarks/retry_epsilon.py NAME=RUN_DIR [...] --retry-epsilon 0.25[,0.5] --out FILE [--layout-offset K]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from typing import Any
+
+from provenance import command_line, named_path, write_result
+
+from asg.learning.asgrl.trainer import evaluate_run, load_run
+from asg.learning.errors import AsgError
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    sem = statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else 0.0
+    return {"mean": round(statistics.fmean(values), 4), "sem": round(sem, 4)}
+
+
+def _values(text: str) -> list[float]:
+    values = [float(v) for v in text.split(",")]
+    if not all(0.0 < v <= 1.0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected probabilities in (0, 1], got {text}")
+    return values
+
+
+def score_run(folder: str, values: list[float], episodes: int, offset: int) -> dict[str, Any]:
+    """One run's final ε = 0.05 and greedy success with its own setting ("without") and each value."""
+    seed = load_run(folder).cfg.seed
+    out: dict[str, Any] = {"seed": seed, "layout_seed": seed + offset}
+    for label, value in (("without", None), *((f"with_{v:g}", v) for v in values)):
+        result = evaluate_run(folder, episodes=episodes, retry_epsilon=value, layout_seed=seed + offset)
+        out["env_steps"] = result.env_steps
+        out[f"{label}_epsilon"], out[f"{label}_greedy"] = result.epsilon_success_rate, result.success_rate
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", type=named_path("RUN_DIR"), metavar="NAME=RUN_DIR")
+    parser.add_argument("--retry-epsilon", type=_values, required=True, help="comma-separated values")
+    parser.add_argument("--episodes", type=int, default=100)
+    parser.add_argument("--layout-offset", type=int, default=0)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    if args.episodes < 1 or args.layout_offset < 0:
+        parser.error("--episodes: expected a positive count; --layout-offset: a count >= 0")
+    runs: dict[str, Any] = {}
+    for name, folder in args.runs:
+        try:
+            runs[name] = score_run(str(folder), args.retry_epsilon, args.episodes, args.layout_offset)
+        except AsgError as err:
+            print(f"error: {folder}: {err}", file=sys.stderr)
+            return 2
+        print(name, {k: v for k, v in runs[name].items() if k.startswith("with")})
+    keys = [k for k in next(iter(runs.values())) if k.startswith("with")]
+    summary = {key: _summary([run[key] for run in runs.values()]) for key in keys}
+    budget = {"env_steps": max(run["env_steps"] for run in runs.values()), "episodes": args.episodes}
+    write_result(args.out, {"retry_epsilon": args.retry_epsilon, "layout_offset": args.layout_offset, "runs": runs,
+                            "summary": summary}, command_line(__file__, argv), budget,
+                 sorted(run["seed"] for run in runs.values()), indent=2)
+    print(", ".join(f"{key} {s['mean']:.3f} ± {s['sem']:.3f}" for key, s in summary.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
