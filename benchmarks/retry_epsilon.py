@@ -18,8 +18,9 @@ from typing import Any
 
 from provenance import command_line, named_path, write_result
 
-from asg.learning.asgrl.trainer import evaluate_run, load_run
+from asg.learning.asgrl.trainer import evaluate_run
 from asg.learning.errors import AsgError
+from asg.learning.run_dir import RunDir
 
 
 def _summary(values: list[float]) -> dict[str, float]:
@@ -36,7 +37,7 @@ def _values(text: str) -> list[float]:
 
 def score_run(folder: str, values: list[float], episodes: int, offset: int) -> dict[str, Any]:
     """One run's final ε = 0.05 and greedy success with its own setting ("without") and each value."""
-    seed = load_run(folder).cfg.seed
+    seed = int(RunDir.open(folder).read_config()["config"]["seed"])  # the run's seed, without loading its learner
     out: dict[str, Any] = {"seed": seed, "layout_seed": seed + offset}
     for label, value in (("without", None), *((f"with_{v:g}", v) for v in values)):
         result = evaluate_run(folder, episodes=episodes, retry_epsilon=value, layout_seed=seed + offset)
@@ -60,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             runs[name] = score_run(str(folder), args.retry_epsilon, args.episodes, args.layout_offset)
         except AsgError as err:
-            print(f"error: {folder}: {err}", file=sys.stderr)
+            where = "" if str(folder) in str(err) else f"{folder}: "  # a missing folder's error names it already
+            print(f"error: {where}{err}", file=sys.stderr)
             return 2
         print(name, {k: v for k, v in runs[name].items() if k.startswith("with")})
     keys = [k for k in next(iter(runs.values())) if k.startswith("with")]
