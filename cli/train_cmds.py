@@ -290,6 +290,9 @@ def _train_fetch(p: dict[str, Any], workflow: str, stages: Stages) -> Outcome:
 @option("--retry-epsilon", type=click.FloatRange(0.0, 1.0), scope=[ASGRL],
         help="A run that follows a cut run of the same landmark acts randomly with this probability "
              "(learner.retry_epsilon, ours; needs a run trained with learner.retry_timed_out).")
+@option("--retry-other-skill", is_flag=True, default=None, scope=[ASGRL],
+        help="After a cut run, the meta-controller chooses among the landmark's skills not yet cut "
+             "(learner.retry_other_skill, ours; needs a run trained with learner.retry_timed_out).")
 @option("--suite", type=click.Choice(SUITES), scope=SUITES,
         help="fetch-programs: which programs (default atomic).")
 @option("--programs", "program_list", metavar="A,B", scope=["atomic"],
@@ -351,14 +354,15 @@ def eval_cmd(ctx: click.Context, **params: Any) -> None:
     from asg.learning.asgrl.trainer import evaluate_run, run_hints
 
     if params["hints"]:
-        for name in ("episodes", "retry_epsilon"):
+        for name in ("episodes", "retry_epsilon", "retry_other_skill"):
             if params[name] is not None:
                 raise AsgError(f"--{name.replace('_', '-')}: not with --hints (it prints what training saw; "
                                "nothing is evaluated)")
         echo_result(run_hints(run_dir, domain=domain), params["as_json"])
         return
     echo_result(evaluate_run(run_dir, episodes=params["episodes"], domain=domain,
-                             retry_epsilon=params["retry_epsilon"]), params["as_json"])
+                             retry_epsilon=params["retry_epsilon"], retry_other_skill=params["retry_other_skill"]),
+                params["as_json"])
 
 
 def _evaluate_fetch(p: dict[str, Any], suite: str) -> None:

@@ -292,6 +292,27 @@ def test_retry_epsilon_acts_only_in_frozen_retries_drawn_from_the_episode_seed(b
         merge_overrides(cfg, {"learner": {"retry_timed_out": False, "retry_epsilon": 0.5}})
 
 
+def test_retry_other_skill_tries_the_landmarks_other_skills_in_frozen_retries(binding):
+    """``retry_other_skill``: after a cut run, the frozen meta-controller leaves out the landmark's skills
+    already cut while another remains, so the k = 2 skills of the first landmark each run once before
+    either runs again; without it the greedy choice runs the same skill again. Evaluation changes no
+    learner, and the switch needs ``retry_timed_out``."""
+    cfg = merge_overrides(config(None, 1000), {"learner": {"skill_max_steps": 10, "retry_timed_out": True}})
+    learner = build_learner(cfg, make_subgoals(cfg, binding.task), 4)  # untrained: its greedy runs are cut
+    env = binding.make_env(max_steps=60)
+    plain = [learner.greedy_episode(env, binding.labeler, seed) for seed in range(5)]
+    before = learner.rng.bit_generator.state
+    learner.cfg = dataclasses.replace(learner.cfg, retry_other_skill=True)
+    other = [learner.greedy_episode(env, binding.labeler, seed) for seed in range(5)]
+    assert learner.rng.bit_generator.state == before
+    for ep in plain:
+        assert ep.skills[0] == ep.skills[1]  # the same skill again from where it stopped
+    for ep in other:
+        assert ep.skills[0][0] == ep.skills[1][0] and ep.skills[0][1] != ep.skills[1][1], ep.skills
+    with pytest.raises(ConfigError, match="retry_timed_out true"):
+        merge_overrides(cfg, {"learner": {"retry_timed_out": False, "retry_other_skill": True}})
+
+
 @pytest.mark.parametrize("novelty", [0.0, 0.05])
 def test_n_envs_4_stops_and_resumes(binding, tmp_path, novelty):
     """Stopped mid-run (a signal), it checkpoints with its episodes in flight cut short; resumed, it

@@ -195,13 +195,15 @@ def test_eval_hints_errors_are_one_line(short_run, tmp_path):
     out, _ = short_run
     for args, message in ((["--episodes", "3"], "--episodes: not with --hints"),
                           (["--retry-epsilon", "0.2"], "--retry-epsilon: not with --hints"),
+                          (["--retry-other-skill"], "--retry-other-skill: not with --hints"),
                           (["--domain", "mario"], "holds a run of household-v1")):
         result = CliRunner().invoke(main, ["eval", str(out), "--hints", *args])
         assert result.exit_code == 2 and message in result.output.strip().splitlines()[-1], result.output
     # a run trained without learner.retry_timed_out has no retries for the noise to act in
-    result = CliRunner().invoke(main, ["eval", str(out), "--retry-epsilon", "0.2", "--episodes", "1"])
-    assert result.exit_code == 2 and "expected retry_timed_out true" in result.output.strip().splitlines()[-1]
-    assert len(result.output.strip().splitlines()) == 1, result.output
+    for flag in (["--retry-epsilon", "0.2"], ["--retry-other-skill"]):
+        result = CliRunner().invoke(main, ["eval", str(out), *flag, "--episodes", "1"])
+        assert result.exit_code == 2 and "expected retry_timed_out true" in result.output.strip().splitlines()[-1]
+        assert len(result.output.strip().splitlines()) == 1, result.output
     bare = tmp_path / "bare"
     bare.mkdir()
     (bare / "config.json").write_text((out / "config.json").read_text())

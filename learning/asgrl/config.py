@@ -436,6 +436,12 @@ class HierarchicalConfig:
     # its layout seed), so a greedy skill that looped does not loop again from where it stopped; training
     # runs explore by their skills' own ε and are unchanged.
     retry_epsilon: float = 0.0
+    # With retry_timed_out (ours; off in the paper's, the official code's and every preset): in the frozen
+    # policy, the meta-controller's choice after a cut run of a landmark leaves out the skills of that
+    # landmark already cut since it was last reached, while another of its k skills remains; the greedy
+    # choice is otherwise the same skill from nearly the same place, and a greedy skill that looped loops
+    # again. The k diverse skills (ASGRL's point) are the alternatives tried; training is unchanged.
+    retry_other_skill: bool = False
     # Dead-end landmark states (ours; 0 = off, the paper's and the official code's; ASGRL's asg default
     # is 20, ``default_learner``; 0 in the paper preset and for the other methods):
     # a landmark state from which the next skill has run this many times and never reached its own
@@ -509,7 +515,10 @@ class HierarchicalConfig:
                   f"got {show(self.skill_horizon)}")
         c.flag("retry_timed_out")
         c.number("retry_epsilon", ge=0.0, le=1.0)
+        c.flag("retry_other_skill")
         c.require(not self.retry_epsilon or self.retry_timed_out, "retry_epsilon",
+                  "acts in the runs retry_timed_out starts: expected retry_timed_out true, got false")
+        c.require(not self.retry_other_skill or self.retry_timed_out, "retry_other_skill",
                   "acts in the runs retry_timed_out starts: expected retry_timed_out true, got false")
         c.integer("dead_end_after", ge=0)
         c.number("label_novelty", ge=0.0, le=1.0)

@@ -154,6 +154,15 @@ class HierarchicalLearner:
             return self._actions(achieved)
         return ()
 
+    def _retry_choices(self, actions: tuple[MetaAction, ...], cut_runs: set[MetaAction],
+                       learn: bool) -> tuple[MetaAction, ...]:
+        """The frozen meta-controller's choices after cut runs of one landmark (``retry_other_skill``):
+        ``actions`` less the skills already cut, where another remains; all of them again once every
+        skill of it was cut. Training chooses among all, ε-greedy."""
+        if learn or not cut_runs or not self.cfg.retry_other_skill:
+            return actions
+        return tuple(a for a in actions if a not in cut_runs) or actions
+
     def _retake(self, achieved: list[int], undone: tuple[int, ...]) -> None:
         """Cut ``achieved`` (in place) at the first landmark ``undone``: it and every landmark achieved
         after it are taken again. The achieved landmarks stay a prefix of a linearization, so the
@@ -299,14 +308,16 @@ class HierarchicalLearner:
         # a frozen episode's random actions in the runs after a cut run of the same landmark (``retry_epsilon``)
         noise = np.random.default_rng([seed, RETRY_STREAM]) if self.cfg.retry_epsilon and not learn else None
         cut_g = -1  # the landmark whose run was last cut at its step cap
+        cut_runs: set[MetaAction] = set()  # its skills cut since it was last reached (``retry_other_skill``)
         segments: list[tuple[int, frozenset, frozenset | None]] = []  # (subgoal, labels at start, at success)
         while actions:
             state = self._meta_state(history, achieved, s)
-            g, z = self.meta.choose(state, actions, self.rng, greedy=not learn)
+            g, z = self.meta.choose(state, self._retry_choices(actions, cut_runs, learn), self.rng, greedy=not learn)
             start = wrapper.labels
             reached, s, n, env_over, cut = self._run_skill(wrapper, g, z, s, achieved, learn, budget - steps,
                                                            noise if g == cut_g else None)
             cut_g = g if not reached and wrapper.status is None else -1
+            cut_runs = cut_runs | {(g, z)} if cut_g == g else set()
             segments.append((g, start, wrapper.labels if reached else None))
             steps += n
             history.append((g, z))

@@ -497,6 +497,7 @@ class RunEvaluation:
                 "success_rate": self.success_rate, "eval_episodes": len(self.episodes), "env_steps": self.env_steps,
                 "epsilon": self.cfg.final_eval_epsilon, "epsilon_success_rate": self.epsilon_success_rate,
                 "retry_epsilon": getattr(self.cfg.learner, "retry_epsilon", 0.0),
+                "retry_other_skill": getattr(self.cfg.learner, "retry_other_skill", False),
                 "episodes": [e.to_json() for e in self.episodes]}
 
     def lines(self) -> list[str]:
@@ -534,15 +535,19 @@ def load_run(path: str | Path, *, domain: str | None = None) -> SavedRun:
 
 
 def evaluate_run(path: str | Path, *, episodes: int | None = None, domain: str | None = None,
-                 retry_epsilon: float | None = None, layout_seed: int | None = None) -> RunEvaluation:
+                 retry_epsilon: float | None = None, retry_other_skill: bool | None = None,
+                 layout_seed: int | None = None) -> RunEvaluation:
     """Evaluate the greedy policy of the run in ``path`` on the eval seeds (``episodes``: default the
-    run's), and ε-greedy on the ε seeds (``load_run``); ``retry_epsilon``: the frozen policy's
-    ``learner.retry_epsilon`` instead of the run's (``ConfigError`` where its config refuses it);
-    ``layout_seed``: the layouts of that seed instead of the run's own (a choice made off them)."""
+    run's), and ε-greedy on the ε seeds (``load_run``); ``retry_epsilon`` and ``retry_other_skill``: the
+    frozen policy's ``learner.retry_epsilon`` and ``learner.retry_other_skill`` instead of the run's
+    (``ConfigError`` where its config refuses them); ``layout_seed``: the layouts of that seed instead of
+    the run's own (a choice made off them)."""
     run = load_run(path, domain=domain)
     cfg, learner, labeler = run.cfg, run.learner, run.binding.labeler
-    if retry_epsilon is not None:
-        cfg = merge_overrides(cfg, {"learner": {"retry_epsilon": retry_epsilon}})
+    frozen = {k: v for k, v in (("retry_epsilon", retry_epsilon), ("retry_other_skill", retry_other_skill))
+              if v is not None}
+    if frozen:
+        cfg = merge_overrides(cfg, {"learner": frozen})
         learner.cfg = cfg.learner
     n, layouts = episodes or cfg.eval_episodes, cfg.seed if layout_seed is None else layout_seed
     result = evaluate(learner, run.env, labeler, eval_seeds(layouts, n))
