@@ -10,13 +10,16 @@ seed and in mean ± s.e.m. The runs must have been trained with ``learner.retry_
 off the layouts it is reported on.
 
     python benchmarks/retry_epsilon.py NAME=RUN_DIR [...] [--retry-epsilon 0.25[,0.5]] [--retry-other-skill] \
-        --out FILE [--layout-offset K]
+        --out FILE [--layout-offset K] [--jobs N]
+
+``--jobs N`` scores N runs at once, each in a process of its own (the figures do not change).
 """
 from __future__ import annotations
 
 import argparse
 import statistics
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from provenance import command_line, named_path, write_result
@@ -64,21 +67,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--episodes", type=int, default=100)
     parser.add_argument("--layout-offset", type=int, default=0)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--jobs", type=int, default=1, help="runs scored at once, a process each")
     args = parser.parse_args(argv)
-    if args.episodes < 1 or args.layout_offset < 0:
-        parser.error("--episodes: expected a positive count; --layout-offset: a count >= 0")
+    if args.episodes < 1 or args.layout_offset < 0 or args.jobs < 1:
+        parser.error("--episodes, --jobs: expected a positive count; --layout-offset: a count >= 0")
     if not args.retry_epsilon and not args.retry_other_skill:
         parser.error("--retry-epsilon or --retry-other-skill: give at least one setting to score")
     runs: dict[str, Any] = {}
-    for name, folder in args.runs:
-        try:
-            runs[name] = score_run(str(folder), args.retry_epsilon, args.retry_other_skill, args.episodes,
-                                   args.layout_offset)
-        except AsgError as err:
-            where = "" if str(folder) in str(err) else f"{folder}: "  # a missing folder's error names it already
-            print(f"error: {where}{err}", file=sys.stderr)
-            return 2
-        print(name, {k: v for k, v in runs[name].items() if k.startswith("with")})
+    with ProcessPoolExecutor(args.jobs) as pool:
+        scored = [(name, folder, pool.submit(score_run, str(folder), args.retry_epsilon, args.retry_other_skill,
+                                             args.episodes, args.layout_offset)) for name, folder in args.runs]
+        for name, folder, future in scored:
+            try:
+                runs[name] = future.result()
+            except AsgError as err:
+                where = "" if str(folder) in str(err) else f"{folder}: "  # a missing folder's error names it already
+                print(f"error: {where}{err}", file=sys.stderr)
+                pool.shutdown(cancel_futures=True)
+                return 2
+            print(name, {k: v for k, v in runs[name].items() if k.startswith("with")})
     keys = [k for k in next(iter(runs.values())) if k.startswith("with")]
     summary = {key: _summary([run[key] for run in runs.values()]) for key in keys}
     budget = {"env_steps": max(run["env_steps"] for run in runs.values()), "episodes": args.episodes}
