@@ -206,6 +206,8 @@ CLAIMS: list[Claim] = [
           lambda d: _own_world(d, "unlocktounlock-hints", "asgrl")),
     Claim("Your own Gymnasium world", f"{RESULTS}/own_worlds/skill_horizon/unlocktounlock_2m_5seeds/retry_epsilon.json",
           lambda d: f"[{_two(d['summary']['with_0.5_epsilon']['mean'])}]"),
+    Claim("Your own Gymnasium world", f"{RESULTS}/own_worlds/skill_horizon/unlocktounlock_fs4_2m_5seeds/own_worlds.json",
+          lambda d: _own_world(d, "unlocktounlock-hints", "asgrl")),
     Claim("Your own Gymnasium world", f"{RESULTS}/own_worlds/skill_horizon/unlocktounlock_ppo_2m/own_worlds.json",
           lambda d: f"PPO, actions sampled, [{_own_world(d, 'unlocktounlock-hints', 'ppo')}]"),
     Claim("Model repair hints", f"{RESULTS}/repair_compare_minecraft.json",
